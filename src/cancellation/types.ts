@@ -1,0 +1,114 @@
+/**
+ * The contracts of the cancellation layer: what a store must do, what a request handle is, and
+ * what the registry answers. The registry (limits, telemetry, local abort wiring) sits over a
+ * {@link CancellationStore}; the memory store is the default, the Redis store (subpath
+ * `conduit-mcp/redis`) shares rows across processes and nodes (DESIGN.md, "Layers").
+ */
+import type { CancellationSource, RequestCancelledError } from "../errors.js";
+
+/** A JSON-RPC request id as the client sent it: a string or an integer (MCP `RequestId`). */
+export type RequestId = string | number;
+
+/**
+ * The outcome of {@link CancellationRegistryApi.cancel}: ok, or one of the seed's two error
+ * values. A value, not an exception: both are ordinary answers to hostile input.
+ */
+export type CancelResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly error: "invalid_request_id" | "cancellation_limit_reached" };
+
+/** Counts returned by one cleanup pass (the seed's `cleanup/1` telemetry measurements). */
+export interface CleanupResult {
+  /** Cancellation rows older than the TTL that were removed. */
+  readonly removed: number;
+  /** In-flight entries of handles no longer alive that were removed. */
+  readonly inFlightRemoved: number;
+}
+
+/** One recorded cancellation, as a store hands it back or announces it. */
+export interface CancellationRow {
+  /** The prefixed scope. */
+  readonly scope: string;
+  /** The normalised request id (integers as decimal text). */
+  readonly requestId: string;
+  /** The sanitised reason, or null when none was given. */
+  readonly reason: string | null;
+  /** When it was recorded (or last refreshed), in ms since the epoch. */
+  readonly cancelledAt: number;
+}
+
+/**
+ * A cancellation recorded elsewhere (another process or node), delivered by the store so the
+ * registry can abort its own matching handles at once, without polling.
+ */
+export interface RemoteCancellation {
+  readonly scope: string;
+  readonly requestId: string;
+  readonly reason: string | null;
+  readonly source: CancellationSource;
+}
+
+/** The outcome of {@link CancellationStore.record}. */
+export type RecordOutcome = "recorded" | "limit_reached";
+
+/**
+ * Storage of cancellation rows and in-flight entries. Implementations enforce the per-scope
+ * quota and the global cap (with the seed's eviction order) atomically, so the same rules hold
+ * whether one process or many share the store. Ids reaching a store are already validated and
+ * normalised to strings; reasons are already sanitised.
+ *
+ * A shared contract test suite runs against every implementation (DESIGN.md, "Conventions").
+ */
+export interface CancellationStore {
+  /**
+   * Records (or refreshes) a row. Checks the scope's quota first (the only check that rejects:
+   * a scope at quota cannot even refresh an existing row), then evicts a batch at the global
+   * cap, then writes.
+   */
+  record(row: CancellationRow, source: CancellationSource): Promise<RecordOutcome>;
+  /** Whether a row exists for the key. */
+  has(scope: string, requestId: string): Promise<boolean>;
+  /** The row's reason; `undefined` when there is no row. */
+  reason(scope: string, requestId: string): Promise<string | null | undefined>;
+  /** Removes the row if present; reads before it writes. Resolves whether a row was removed. */
+  clear(scope: string, requestId: string): Promise<boolean>;
+  /** Adds one in-flight entry for a handle; several handles may share a key. */
+  addInFlight(scope: string, requestId: string, handleId: string): Promise<void>;
+  /** Removes only that handle's entry. */
+  removeInFlight(scope: string, requestId: string, handleId: string): Promise<void>;
+  /** Whether any handle holds an in-flight entry for the key. */
+  isInFlight(scope: string, requestId: string): Promise<boolean>;
+  /**
+   * Removes rows strictly older than `ttlMs` at `now`, and in-flight entries that the store
+   * itself knows to be dead (with Redis: entries of nodes whose lease expired).
+   */
+  cleanup(ttlMs: number, now: number): Promise<CleanupResult>;
+  /** Number of cancellation rows. */
+  size(): Promise<number>;
+  /**
+   * Delivers cancellations recorded by *other* processes (a single-process store never calls
+   * the listener). Returns an unsubscribe function.
+   */
+  onRemoteCancellation(listener: (event: RemoteCancellation) => void): () => void;
+  /** Releases timers and connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * One tracked request: owns the `AbortController` whose signal the tool sees. Several handles
+ * may share a `(scope, id)` key; each is untracked on its own.
+ */
+export interface RequestHandle {
+  /** Unique per handle in this process (and, with Redis, across nodes). */
+  readonly handleId: string;
+  /** The prefixed scope the request runs in. */
+  readonly scope: string;
+  /** The normalised request id, or null when the request cannot be tracked (null/invalid id). */
+  readonly requestId: string | null;
+  /** Aborts once, with a {@link RequestCancelledError} as its reason; stays aborted. */
+  readonly signal: AbortSignal;
+  /** False once untracked or released; the dead-handle sweep removes entries of dead handles. */
+  readonly alive: boolean;
+  /** Aborts this handle only (disconnect, shutdown, timeout). No row is written. */
+  abort(reason: RequestCancelledError): void;
+}

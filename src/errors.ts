@@ -1,0 +1,151 @@
+/**
+ * The two error families of conduit-mcp (DESIGN.md, "Conventions"):
+ *
+ * - **Wire errors** carry a numeric JSON-RPC code and go to the client. {@link ErrorCode} lists
+ *   every code this library sends; {@link JsonRpcError} is the shape on the wire.
+ * - **Local errors** are classes with a stable string `code`, thrown or returned inside the
+ *   process. They are never serialised to the wire as they are: their message may name internals.
+ *
+ * @example
+ * ```ts
+ * import { ErrorCode, InvalidOptionError } from "conduit-mcp";
+ * if (code === ErrorCode.RequestCancelled) console.log("the tool was cancelled");
+ * throw new InvalidOptionError("maxRows", "a positive integer or Infinity", -1);
+ * ```
+ */
+
+/** JSON-RPC 2.0 and MCP error codes used by conduit-mcp. */
+export const ErrorCode = {
+  /** Invalid JSON (JSON-RPC 2.0). */
+  ParseError: -32700,
+  /** Not a valid JSON-RPC request; session errors (JSON-RPC 2.0). */
+  InvalidRequest: -32600,
+  /** Unknown method (JSON-RPC 2.0). */
+  MethodNotFound: -32601,
+  /** Bad params, unknown tool, invalid requestId (JSON-RPC 2.0). */
+  InvalidParams: -32602,
+  /** An exception inside the server; details are never sent (JSON-RPC 2.0). */
+  InternalError: -32603,
+  /** Generic server error: tool failure, cancellation quota (conduit convention). */
+  ServerError: -32000,
+  /** Resource not found (MCP 2025-11-25). */
+  ResourceNotFound: -32002,
+  /** An HTTP header disagrees with the body (MCP 2026-07-28, SEP-2243). */
+  HeaderMismatch: -32020,
+  /** The request needs a client capability it did not declare (MCP 2026-07-28). */
+  MissingCapability: -32021,
+  /** The requested protocol version is not supported (MCP 2026-07-28). */
+  UnsupportedProtocolVersion: -32022,
+  /** The request was cancelled (the seed's `request_cancelled`). */
+  RequestCancelled: -32800,
+} as const;
+
+/** One of the numeric codes in {@link ErrorCode}. */
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The `error` member of a JSON-RPC error response. */
+export interface JsonRpcError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** Stable string codes of local errors; safe to switch on, never change between versions. */
+export type ConduitErrorCode =
+  | "CONDUIT_ERR_INVALID_OPTION"
+  | "CONDUIT_ERR_INVALID_REQUEST_ID"
+  | "CONDUIT_ERR_CANCELLATION_LIMIT"
+  | "CONDUIT_ERR_REQUEST_CANCELLED"
+  | "CONDUIT_ERR_STORE_CLOSED"
+  | "CONDUIT_ERR_STORE_UNAVAILABLE"
+  | "CONDUIT_ERR_TOOL_KILLED";
+
+/** Base class of every local error: a stable `code`, a `name` and an optional `cause`. */
+export class ConduitError extends Error {
+  readonly code: ConduitErrorCode;
+
+  constructor(code: ConduitErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * An option given to a constructor or factory has a bad value. Thrown at construction so a
+ * misconfiguration fails at start-up, never mid-request.
+ */
+export class InvalidOptionError extends ConduitError {
+  readonly option: string;
+
+  constructor(option: string, expected: string, got: unknown) {
+    super(
+      "CONDUIT_ERR_INVALID_OPTION",
+      `option ${option} must be ${expected}; got ${describe(got)}`,
+    );
+    this.option = option;
+  }
+}
+
+/** A request id is neither a safe integer nor a string of at most 256 UTF-8 bytes. */
+export class InvalidRequestIdError extends ConduitError {
+  constructor() {
+    super(
+      "CONDUIT_ERR_INVALID_REQUEST_ID",
+      "request ids must be a safe integer or a string of at most 256 UTF-8 bytes",
+    );
+  }
+}
+
+/** A scope already holds its quota of cancellation rows (the seed's `:cancellation_limit_reached`). */
+export class CancellationLimitError extends ConduitError {
+  constructor() {
+    super("CONDUIT_ERR_CANCELLATION_LIMIT", "too many outstanding cancellations in this scope");
+  }
+}
+
+/** Why a request's signal aborted. */
+export type CancellationSource = "notification" | "disconnect" | "timeout" | "shutdown" | "library";
+
+/**
+ * The `reason` of every request's `AbortSignal` once it aborts: says which cause fired
+ * (DESIGN.md, "Request model": one signal merges every cause).
+ *
+ * @example
+ * ```ts
+ * ctx.signal.addEventListener("abort", () => {
+ *   const why = ctx.signal.reason as RequestCancelledError;
+ *   console.log(why.source, why.reason);
+ * });
+ * ```
+ */
+export class RequestCancelledError extends ConduitError {
+  /** Which cause aborted the request. */
+  readonly source: CancellationSource;
+  /** The sanitised reason the client gave, if any. */
+  readonly reason: string | null;
+
+  constructor(source: CancellationSource, reason: string | null = null) {
+    super("CONDUIT_ERR_REQUEST_CANCELLED", `request cancelled (${source})`);
+    this.source = source;
+    this.reason = reason;
+  }
+}
+
+/** The store was closed; no further operation is possible. */
+export class StoreClosedError extends ConduitError {
+  constructor() {
+    super("CONDUIT_ERR_STORE_CLOSED", "the cancellation store is closed");
+  }
+}
+
+/** Renders an option value for an error message without ever throwing. */
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.slice(0, 80));
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+    return String(value);
+  }
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
