@@ -1,0 +1,76 @@
+/**
+ * Starts a benchmark target in its own process and waits for its announcement line, so the server
+ * never shares an event loop with the load generator (bench/http.ts runs autocannon itself).
+ *
+ * @example
+ * ```ts
+ * const target = await startTarget("bench/lib/bare-server.ts");
+ * console.log(target.url);
+ * await target.stop();
+ * ```
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+import { LISTENING_PREFIX } from "./listening.js";
+
+/** A running target process. */
+export interface RunningTarget {
+  /** The endpoint URL the target announced. */
+  readonly url: string;
+  /** The child process. */
+  readonly child: ChildProcess;
+  /** Sends SIGTERM and waits for the exit (SIGKILL after 5 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns `node --import tsx <script>` and resolves once its first stdout line announces the URL.
+ * Rejects (and kills the child) when it exits early, prints something else, or takes over
+ * `timeoutMs` — a target that cannot start must fail the run loudly, not hang it.
+ *
+ * @example
+ * ```ts
+ * const { url, stop } = await startTarget("bench/lib/sdk-server.ts", 20_000);
+ * ```
+ */
+export function startTarget(script: string, timeoutMs = 30_000): Promise<RunningTarget> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const stop = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        resolve();
+        return;
+      }
+      const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      child.once("exit", () => {
+        clearTimeout(killer);
+        resolve();
+      });
+      child.kill("SIGTERM");
+    });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    const fail = (why: string): void => {
+      clearTimeout(timer);
+      lines.close();
+      void stop();
+      reject(new Error(`${script}: ${why}`));
+    };
+    const timer = setTimeout(() => fail(`no announcement within ${timeoutMs} ms`), timeoutMs);
+    child.once("exit", (code, signal) => fail(`exited early (code ${code}, signal ${signal})`));
+    lines.once("line", (line) => {
+      if (!line.startsWith(LISTENING_PREFIX)) {
+        fail(`unexpected first line ${JSON.stringify(line)}`);
+        return;
+      }
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      // Keep draining stdout so a chatty target never blocks on a full pipe.
+      lines.on("line", () => {});
+      resolve({ url: line.slice(LISTENING_PREFIX.length).trim(), child, stop });
+    });
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * Rewrites one `## Heading` section of a markdown document and leaves every other section as it
+ * is, so several benchmarks (owned by different people) can share docs/benchmarks.md.
+ *
+ * @example
+ * ```ts
+ * replaceSection("# T\n\n## A\nold\n\n## B\nkeep\n", "A", "new\n");
+ * // "# T\n\n## A\n\nnew\n\n## B\nkeep\n"
+ * ```
+ */
+
+/**
+ * Replaces the body of the level-2 section titled `heading` (from its heading line up to the next
+ * `## ` heading or the end) with `body`, or appends the section when it is missing. Headings inside
+ * fenced code blocks are not mistaken for sections.
+ *
+ * @example
+ * ```ts
+ * replaceSection(doc, "HTTP", "| target | req/s |\n");
+ * ```
+ */
+export function replaceSection(document: string, heading: string, body: string): string {
+  const lines = document.split("\n");
+  let start = -1;
+  let end = lines.length;
+  let inFence = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line.startsWith("```")) inFence = !inFence;
+    if (inFence || !line.startsWith("## ")) continue;
+    if (start === -1) {
+      if (line.slice(3).trim() === heading) start = i;
+    } else {
+      end = i;
+      break;
+    }
+  }
+  const section = `## ${heading}\n\n${body.trim()}\n`;
+  if (start === -1) {
+    const base = document.trimEnd();
+    return `${base.length > 0 ? `${base}\n\n` : ""}${section}`;
+  }
+  const before = lines.slice(0, start).join("\n");
+  const after = lines.slice(end).join("\n");
+  return `${before}${before.length > 0 ? "\n" : ""}${section}${after.length > 0 ? `\n${after}` : ""}`;
+}
