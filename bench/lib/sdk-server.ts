@@ -37,11 +37,10 @@ const httpServer = createServer(async (req, res) => {
   }
   const server = buildServer();
   try {
-    // The documented spelling; the cast only satisfies `exactOptionalPropertyTypes` (the SDK's
-    // option type is optional but not `| undefined`, while its docs pass `undefined` explicitly).
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-    } as StreamableHTTPServerTransportOptions);
+    // The docs spell it `{ sessionIdGenerator: undefined }`; the SDK reads the key as is, so an
+    // absent key is the same stateless mode, and it satisfies `exactOptionalPropertyTypes`.
+    const options: StreamableHTTPServerTransportOptions = {};
+    const transport = new StreamableHTTPServerTransport(options);
     // Registered before handling (mcp-protocol.md C.3 note) so a client abort is always seen.
     res.on("close", () => {
       void transport.close();
