@@ -1,0 +1,38 @@
+/**
+ * The cancellation layer: registry, stores, janitor and request-id rules (DESIGN.md, "Layers").
+ *
+ * @example
+ * ```ts
+ * import { CancellationRegistry, MemoryCancellationStore } from "conduit-mcp";
+ * const registry = new CancellationRegistry({ store: new MemoryCancellationStore({ maxRows: 50_000 }) });
+ * ```
+ */
+export { compareCodePoints } from "./code-point-order.js";
+export {
+  CancellationJanitor,
+  type CancellationJanitorOptions,
+  DEFAULT_JANITOR_INTERVAL_MS,
+} from "./janitor.js";
+export {
+  DEFAULT_MAX_ROWS,
+  DEFAULT_MAX_ROWS_PER_SCOPE,
+  MemoryCancellationStore,
+  type MemoryCancellationStoreOptions,
+} from "./memory-store.js";
+export {
+  CancellationRegistry,
+  type CancellationRegistryOptions,
+  DEFAULT_TTL_MS,
+  type TrackOptions,
+} from "./registry.js";
+export { MAX_REQUEST_ID_BYTES, normalizeRequestId } from "./request-id.js";
+export type {
+  CancellationRow,
+  CancellationStore,
+  CancelResult,
+  CleanupResult,
+  RecordOutcome,
+  RemoteCancellation,
+  RequestHandle,
+  RequestId,
+} from "./types.js";

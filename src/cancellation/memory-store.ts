@@ -1,0 +1,258 @@
+/**
+ * The default, single-process {@link CancellationStore} (the seed's two ETS tables, in Maps).
+ *
+ * Layout, chosen so that every per-request operation is O(1) and the cap costs amortised O(1):
+ * - `scopes`: scope → (request id → row). Nested Maps, never a joined key: scopes and ids are
+ *   arbitrary strings, so no separator is safe. A scope's Map size is its quota count (O(1)), and
+ *   its insertion order is time order because stamps never decrease and a re-cancel deletes and
+ *   re-inserts the row.
+ * - `timeline`: every row in insertion (= time) order, so a TTL sweep stops at the first fresh
+ *   row instead of scanning the table.
+ * - `inFlight`: scope → (request id → handle id, or a Set of them when several handles share
+ *   a key, as the seed's duplicate_bag allows).
+ */
+import { type CancellationSource, StoreClosedError } from "../errors.js";
+import { chooseEvictions, evictionBatchSize, type StoredRow } from "./eviction.js";
+import { clockOption, rowLimit } from "./options.js";
+import type {
+  CancellationRow,
+  CancellationStore,
+  CleanupResult,
+  RecordOutcome,
+  RemoteCancellation,
+} from "./types.js";
+
+/** Options of {@link MemoryCancellationStore}. */
+export interface MemoryCancellationStoreOptions {
+  /** Global cap on rows; `Infinity` disables it. Default 10 000 (the seed's default). */
+  readonly maxRows?: number;
+  /** Per-scope quota; `Infinity` disables it. Default 256 (the seed's default). */
+  readonly maxRowsPerScope?: number;
+  /** Stamps rows, in ms since the epoch. Default `Date.now`. */
+  readonly clock?: () => number;
+}
+
+/** Default global cap (seed, "Bounds": `:cancellations_max_rows`). */
+export const DEFAULT_MAX_ROWS = 10_000;
+/** Default per-scope quota (seed, "Bounds": `:cancellations_max_rows_per_scope`). */
+export const DEFAULT_MAX_ROWS_PER_SCOPE = 256;
+
+// Shared settled promises: the per-request path (addInFlight, removeInFlight, clear of a row that
+// is not there) allocates no promise of its own.
+const RESOLVED_VOID: Promise<void> = Promise.resolve();
+const RESOLVED_TRUE: Promise<boolean> = Promise.resolve(true);
+const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
+const RESOLVED_UNDEFINED: Promise<undefined> = Promise.resolve(undefined);
+const RESOLVED_NULL: Promise<null> = Promise.resolve(null);
+const RECORDED: Promise<RecordOutcome> = Promise.resolve("recorded");
+const LIMIT_REACHED: Promise<RecordOutcome> = Promise.resolve("limit_reached");
+const NOTHING_REMOVED: Promise<CleanupResult> = Promise.resolve({ removed: 0, inFlightRemoved: 0 });
+const UNSUBSCRIBED = (): void => {};
+
+/**
+ * In-memory cancellation rows and in-flight entries for one process, with the seed's per-scope
+ * quota, global cap and eviction order (conduit-behavior.md §1.4, §1.5).
+ *
+ * Rows are stamped with the store's clock, clamped so stamps never decrease
+ * (`max(clock(), last stamp)`): a clock stepping back cannot reorder the table. The row's own
+ * `cancelledAt` is the caller's view and is not used for ordering.
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryCancellationStore({ maxRows: 10_000, maxRowsPerScope: 256 });
+ * await store.record({ scope: "ip:203.0.113.9", requestId: "7", reason: null, cancelledAt: Date.now() }, "library");
+ * await store.has("ip:203.0.113.9", "7"); // true
+ * ```
+ */
+export class MemoryCancellationStore implements CancellationStore {
+  /** The global cap (`Infinity` when disabled). */
+  readonly maxRows: number;
+  /** The per-scope quota (`Infinity` when disabled). */
+  readonly maxRowsPerScope: number;
+  private readonly clock: () => number;
+  private readonly batch: number;
+  private readonly scopes = new Map<string, Map<string, StoredRow>>();
+  private readonly timeline = new Set<StoredRow>();
+  private readonly inFlight = new Map<string, Map<string, string | Set<string>>>();
+  private lastStamp = Number.NEGATIVE_INFINITY;
+  private closed = false;
+
+  constructor(options: MemoryCancellationStoreOptions = {}) {
+    this.maxRows = rowLimit("maxRows", options.maxRows, DEFAULT_MAX_ROWS);
+    this.maxRowsPerScope = rowLimit(
+      "maxRowsPerScope",
+      options.maxRowsPerScope,
+      DEFAULT_MAX_ROWS_PER_SCOPE,
+    );
+    this.clock = clockOption("clock", options.clock);
+    this.batch = evictionBatchSize(this.maxRows);
+  }
+
+  /**
+   * Quota first (the only rejection; a scope at quota cannot even refresh a row, §1.4), then a
+   * batch eviction at the cap (the caller's own scope included, §1.5 step 5), then the write.
+   */
+  record(row: CancellationRow, _source: CancellationSource): Promise<RecordOutcome> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    const { scope, requestId } = row;
+    let rows = this.scopes.get(scope);
+    if (rows !== undefined && rows.size >= this.maxRowsPerScope) return LIMIT_REACHED;
+    if (this.timeline.size >= this.maxRows) {
+      this.reclaim();
+      // The eviction may have emptied (and dropped) the caller's scope.
+      rows = this.scopes.get(scope);
+    }
+    const now = this.clock();
+    const stamp = Math.max(now, this.lastStamp);
+    this.lastStamp = stamp;
+    if (rows === undefined) {
+      rows = new Map();
+      this.scopes.set(scope, rows);
+    }
+    const existing = rows.get(requestId);
+    if (existing === undefined) {
+      const stored: StoredRow = { scope, requestId, reason: row.reason, cancelledAt: stamp };
+      rows.set(requestId, stored);
+      this.timeline.add(stored);
+    } else {
+      // Refresh: move to the end of both orders so they stay time orders.
+      existing.reason = row.reason;
+      existing.cancelledAt = stamp;
+      rows.delete(requestId);
+      rows.set(requestId, existing);
+      this.timeline.delete(existing);
+      this.timeline.add(existing);
+    }
+    return RECORDED;
+  }
+
+  has(scope: string, requestId: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    return this.scopes.get(scope)?.has(requestId) === true ? RESOLVED_TRUE : RESOLVED_FALSE;
+  }
+
+  reason(scope: string, requestId: string): Promise<string | null | undefined> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    const row = this.scopes.get(scope)?.get(requestId);
+    if (row === undefined) return RESOLVED_UNDEFINED;
+    return row.reason === null ? RESOLVED_NULL : Promise.resolve(row.reason);
+  }
+
+  /** Reads before it writes: a request that was never cancelled touches nothing (seed, "Bounds"). */
+  clear(scope: string, requestId: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    const rows = this.scopes.get(scope);
+    if (rows === undefined) return RESOLVED_FALSE;
+    const row = rows.get(requestId);
+    if (row === undefined) return RESOLVED_FALSE;
+    this.remove(rows, row);
+    return RESOLVED_TRUE;
+  }
+
+  addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    let ids = this.inFlight.get(scope);
+    if (ids === undefined) {
+      ids = new Map();
+      this.inFlight.set(scope, ids);
+    }
+    const held = ids.get(requestId);
+    if (held === undefined) ids.set(requestId, handleId);
+    else if (typeof held === "string") {
+      if (held !== handleId) ids.set(requestId, new Set([held, handleId]));
+    } else held.add(handleId);
+    return RESOLVED_VOID;
+  }
+
+  /** Removes only that handle's entry (the seed's `delete_object`): namesakes stay in flight. */
+  removeInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    const ids = this.inFlight.get(scope);
+    const held = ids?.get(requestId);
+    if (ids === undefined || held === undefined) return RESOLVED_VOID;
+    if (typeof held === "string") {
+      if (held === handleId) ids.delete(requestId);
+    } else {
+      held.delete(handleId);
+      if (held.size === 1) ids.set(requestId, held.values().next().value as string);
+    }
+    if (ids.size === 0) this.inFlight.delete(scope);
+    return RESOLVED_VOID;
+  }
+
+  isInFlight(scope: string, requestId: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    return this.inFlight.get(scope)?.has(requestId) === true ? RESOLVED_TRUE : RESOLVED_FALSE;
+  }
+
+  /**
+   * Removes rows with `now - cancelledAt > ttlMs` (strictly, §1.4). Walks the timeline from the
+   * oldest row and stops at the first fresh one. In-flight liveness is the registry's to judge
+   * (it owns the handles), so `inFlightRemoved` is always 0 here.
+   */
+  cleanup(ttlMs: number, now: number): Promise<CleanupResult> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    let removed = 0;
+    for (const row of this.timeline) {
+      if (!(now - row.cancelledAt > ttlMs)) break;
+      const rows = this.scopes.get(row.scope);
+      if (rows !== undefined) this.remove(rows, row);
+      removed++;
+    }
+    return removed === 0 ? NOTHING_REMOVED : Promise.resolve({ removed, inFlightRemoved: 0 });
+  }
+
+  size(): Promise<number> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    return Promise.resolve(this.timeline.size);
+  }
+
+  /** A single-process store has no other process to hear from: the listener is never called. */
+  onRemoteCancellation(_listener: (event: RemoteCancellation) => void): () => void {
+    return UNSUBSCRIBED;
+  }
+
+  /** Drops every row and entry; later calls reject with {@link StoreClosedError}. Idempotent. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.scopes.clear();
+    this.timeline.clear();
+    this.inFlight.clear();
+    return RESOLVED_VOID;
+  }
+
+  /**
+   * A snapshot of every row, oldest first (diagnostics and tests; O(rows)).
+   *
+   * @example
+   * ```ts
+   * for (const row of store.rows()) console.log(row.scope, row.requestId, row.cancelledAt);
+   * ```
+   */
+  rows(): CancellationRow[] {
+    const out: CancellationRow[] = [];
+    for (const row of this.timeline) {
+      out.push({
+        scope: row.scope,
+        requestId: row.requestId,
+        reason: row.reason,
+        cancelledAt: row.cancelledAt,
+      });
+    }
+    return out;
+  }
+
+  /** Evicts one batch in the seed's order (§1.5); the batch is always full unless the table is smaller. */
+  private reclaim(): void {
+    for (const row of chooseEvictions(this.scopes, this.batch)) {
+      const rows = this.scopes.get(row.scope);
+      if (rows !== undefined) this.remove(rows, row);
+    }
+  }
+
+  private remove(rows: Map<string, StoredRow>, row: StoredRow): void {
+    rows.delete(row.requestId);
+    if (rows.size === 0) this.scopes.delete(row.scope);
+    this.timeline.delete(row);
+  }
+}

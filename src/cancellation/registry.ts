@@ -1,0 +1,518 @@
+/**
+ * The cancellation registry: the seed's `Cancellation` module over a {@link CancellationStore},
+ * plus what Node adds — a local `AbortController` per tracked request, aborted at once when a
+ * matching cancel is recorded (DESIGN.md, "Request model"), instead of tools polling.
+ *
+ * Limits (quota, cap, eviction) belong to the store; the registry validates ids, sanitises
+ * reasons, publishes diagnostics, wires local handles and runs the janitor.
+ */
+import { randomBytes } from "node:crypto";
+
+import { channels } from "../diagnostics.js";
+import { type CancellationSource, InvalidOptionError, RequestCancelledError } from "../errors.js";
+import { reflectText } from "../reflect.js";
+import { CancellationJanitor, DEFAULT_JANITOR_INTERVAL_MS } from "./janitor.js";
+import { MemoryCancellationStore } from "./memory-store.js";
+import { clockOption, duration } from "./options.js";
+import { normalizeRequestId } from "./request-id.js";
+import type {
+  CancellationStore,
+  CancelResult,
+  CleanupResult,
+  RemoteCancellation,
+  RequestHandle,
+} from "./types.js";
+
+/** Options of {@link CancellationRegistry}. */
+export interface CancellationRegistryOptions {
+  /**
+   * Where rows and in-flight entries live. Default: a {@link MemoryCancellationStore} built from
+   * `maxRows`, `maxRowsPerScope` and `clock`. A given store carries its own limits, so giving
+   * `maxRows` or `maxRowsPerScope` with it is an error.
+   */
+  readonly store?: CancellationStore;
+  /** Global cap of the default store; `Infinity` disables it. Default 10 000. */
+  readonly maxRows?: number;
+  /** Per-scope quota of the default store; `Infinity` disables it. Default 256. */
+  readonly maxRowsPerScope?: number;
+  /** Age after which the janitor removes a row. Default 300 000 ms (5 min). */
+  readonly ttlMs?: number;
+  /** Janitor interval. Default 60 000 ms. */
+  readonly janitorIntervalMs?: number;
+  /** Whether to run the janitor. Default true. */
+  readonly janitor?: boolean;
+  /** Called with the error of a failed janitor sweep; the janitor keeps running. */
+  readonly onJanitorError?: (error: unknown) => void;
+  /** Time source in ms since the epoch (row stamps of the default store, cleanup's "now"). */
+  readonly clock?: () => number;
+}
+
+/** Options of {@link CancellationRegistry.track}. */
+export interface TrackOptions {
+  /**
+   * The life of the request's exchange: once it aborts, the handle counts as dead and the next
+   * cleanup removes its entries (the seed's "process no longer alive").
+   */
+  readonly lifetime?: AbortSignal;
+}
+
+/** Default row TTL (seed §1.7: 5 min). */
+export const DEFAULT_TTL_MS = 300_000;
+
+const OK: CancelResult = Object.freeze({ ok: true });
+const INVALID_REQUEST_ID: CancelResult = Object.freeze({
+  ok: false,
+  error: "invalid_request_id",
+});
+const LIMIT_REACHED: CancelResult = Object.freeze({
+  ok: false,
+  error: "cancellation_limit_reached",
+});
+const RESOLVED_VOID: Promise<void> = Promise.resolve();
+const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
+const RESOLVED_NULL: Promise<null> = Promise.resolve(null);
+
+// Handle ids: a per-process random prefix (unique across nodes sharing a store) plus a counter.
+const HANDLE_PREFIX = `${randomBytes(6).toString("base64url")}.`;
+let handleCounter = 0;
+
+/** The registry's handle: owns the AbortController whose signal the tool sees. */
+class LocalRequestHandle implements RequestHandle {
+  readonly handleId: string;
+  readonly scope: string;
+  readonly requestId: string | null;
+  /** Set by untrack or the sweep; never reset. */
+  released = false;
+  private readonly controller = new AbortController();
+  private readonly lifetime: AbortSignal | undefined;
+
+  constructor(scope: string, requestId: string | null, lifetime: AbortSignal | undefined) {
+    this.handleId = HANDLE_PREFIX + (handleCounter++).toString(36);
+    this.scope = scope;
+    this.requestId = requestId;
+    this.lifetime = lifetime;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get alive(): boolean {
+    return !this.released && this.lifetime?.aborted !== true;
+  }
+
+  abort(reason: RequestCancelledError): void {
+    // An AbortSignal aborts once; later causes keep the first reason.
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+}
+
+type HandleSlot = LocalRequestHandle | LocalRequestHandle[];
+
+/**
+ * Records cancellations per `(scope, request id)` and aborts the matching in-flight requests.
+ *
+ * Rules (seed; conduit-behavior.md §1.4): ids are safe integers or strings of at most 256 UTF-8
+ * bytes, `5` and `"5"` being one key; a `null` id is a no-op; the per-scope quota is the only
+ * rejection; reasons go through `reflectText(reason, 200)`. Divergence (DESIGN.md, "Stale row
+ * after a racing cancel"): `track` never consults existing rows — a request is cancelled only by
+ * a cancel that arrives while it is in flight.
+ *
+ * @example
+ * ```ts
+ * const registry = new CancellationRegistry({ maxRowsPerScope: 256 });
+ * const handle = await registry.track(7, "principal:alice");
+ * handle.signal.addEventListener("abort", () => console.log("stop"), { once: true });
+ * await registry.cancel(7, "user pressed stop", "principal:alice"); // logs "stop"
+ * await registry.untrack(handle);
+ * await registry.clear(7, "principal:alice");
+ * await registry.close();
+ * ```
+ */
+export class CancellationRegistry {
+  /** The store holding rows and in-flight entries. */
+  readonly store: CancellationStore;
+  /** Default TTL of {@link cleanup} and the janitor, in ms. */
+  readonly ttlMs: number;
+  private readonly clock: () => number;
+  private readonly ownsStore: boolean;
+  /** scope → request id → local handle(s); nested so no key separator can collide. */
+  private readonly handles = new Map<string, Map<string, HandleSlot>>();
+  /** Handles without a usable id: not in the store, but reachable by abortAll. */
+  private readonly untracked = new Set<LocalRequestHandle>();
+  private registered = 0;
+  private readonly janitor: CancellationJanitor | undefined;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  constructor(options: CancellationRegistryOptions = {}) {
+    this.clock = clockOption("clock", options.clock);
+    this.ttlMs = duration("ttlMs", options.ttlMs, DEFAULT_TTL_MS);
+    const intervalMs = duration(
+      "janitorIntervalMs",
+      options.janitorIntervalMs,
+      DEFAULT_JANITOR_INTERVAL_MS,
+    );
+    if (options.janitor !== undefined && typeof options.janitor !== "boolean") {
+      throw new InvalidOptionError("janitor", "a boolean", options.janitor);
+    }
+    if (options.store !== undefined) {
+      if (options.maxRows !== undefined) {
+        throw new InvalidOptionError(
+          "maxRows",
+          "unset when a store is given (set it on the store)",
+          options.maxRows,
+        );
+      }
+      if (options.maxRowsPerScope !== undefined) {
+        throw new InvalidOptionError(
+          "maxRowsPerScope",
+          "unset when a store is given (set it on the store)",
+          options.maxRowsPerScope,
+        );
+      }
+      if (
+        typeof options.store !== "object" ||
+        options.store === null ||
+        typeof options.store.record !== "function"
+      ) {
+        throw new InvalidOptionError("store", "a CancellationStore", options.store);
+      }
+      this.store = options.store;
+      this.ownsStore = false;
+    } else {
+      const storeOptions: { maxRows?: number; maxRowsPerScope?: number; clock: () => number } = {
+        clock: this.clock,
+      };
+      if (options.maxRows !== undefined) storeOptions.maxRows = options.maxRows;
+      if (options.maxRowsPerScope !== undefined)
+        storeOptions.maxRowsPerScope = options.maxRowsPerScope;
+      this.store = new MemoryCancellationStore(storeOptions);
+      this.ownsStore = true;
+    }
+    this.unsubscribe = this.store.onRemoteCancellation((event: RemoteCancellation) => {
+      this.abortLocal(
+        event.scope,
+        event.requestId,
+        () => new RequestCancelledError(event.source, event.reason),
+      );
+    });
+    if (options.janitor !== false) {
+      const janitorOptions: {
+        intervalMs: number;
+        sweep: () => Promise<number>;
+        onError?: (error: unknown) => void;
+      } = { intervalMs, sweep: async () => (await this.cleanup(this.ttlMs)).removed };
+      if (options.onJanitorError !== undefined) janitorOptions.onError = options.onJanitorError;
+      this.janitor = new CancellationJanitor(janitorOptions);
+      this.janitor.start();
+    }
+  }
+
+  /**
+   * Local handles tracked and not yet untracked or swept (a gauge of requests in flight here).
+   */
+  get inFlightCount(): number {
+    return this.registered;
+  }
+
+  /** Whether the janitor is running. */
+  get janitorRunning(): boolean {
+    return this.janitor?.running === true;
+  }
+
+  /**
+   * Records a cancellation and aborts the matching local handles at once.
+   *
+   * Resolves `{ ok: true }` (also for a `null`/`undefined` id, which records nothing),
+   * `invalid_request_id`, or `cancellation_limit_reached` when the scope is at its quota. On a
+   * recorded cancel it publishes `conduit-mcp:request:cancelled` and, before resolving, aborts
+   * every local handle of that key with `new RequestCancelledError(source, reason)`.
+   *
+   * @example
+   * ```ts
+   * const result = await registry.cancel("req-1", "timeout", "session:abc", "notification");
+   * if (!result.ok) console.log(result.error);
+   * ```
+   */
+  async cancel(
+    id: unknown,
+    reason?: unknown,
+    scope = "global",
+    source: CancellationSource = "library",
+  ): Promise<CancelResult> {
+    const requestId = normalizeRequestId(id);
+    if (requestId === undefined) return INVALID_REQUEST_ID;
+    if (requestId === null) return OK;
+    const text = reason === null || reason === undefined ? null : reflectText(reason, 200);
+    const outcome = await this.store.record(
+      { scope, requestId, reason: text, cancelledAt: this.clock() },
+      source,
+    );
+    if (outcome !== "recorded") return LIMIT_REACHED;
+    if (channels.requestCancelled.hasSubscribers) {
+      channels.requestCancelled.publish({ requestId, scope, reason: text, source });
+    }
+    this.abortLocal(scope, requestId, () => new RequestCancelledError(source, text));
+    return OK;
+  }
+
+  /**
+   * Whether a cancellation row exists for the key (false for null or invalid ids).
+   *
+   * @example
+   * ```ts
+   * if (await registry.isCancelled(42, "principal:alice")) return;
+   * ```
+   */
+  isCancelled(id: unknown, scope = "global"): Promise<boolean> {
+    const requestId = normalizeRequestId(id);
+    if (requestId == null) return RESOLVED_FALSE;
+    return this.store.has(scope, requestId);
+  }
+
+  /**
+   * The recorded reason, or null (no row, no reason, or a null/invalid id).
+   *
+   * @example
+   * ```ts
+   * await registry.reason("req-1", "s"); // "timeout"
+   * ```
+   */
+  async reason(id: unknown, scope = "global"): Promise<string | null> {
+    const requestId = normalizeRequestId(id);
+    if (requestId == null) return RESOLVED_NULL;
+    return (await this.store.reason(scope, requestId)) ?? null;
+  }
+
+  /**
+   * Removes the key's row if there is one (the store reads before it writes). Resolves whether a
+   * row was removed; a null or invalid id is a no-op.
+   *
+   * @example
+   * ```ts
+   * try { await runTool(); } finally { await registry.untrack(handle); await registry.clear(id, scope); }
+   * ```
+   */
+  clear(id: unknown, scope = "global"): Promise<boolean> {
+    const requestId = normalizeRequestId(id);
+    if (requestId == null) return RESOLVED_FALSE;
+    return this.store.clear(scope, requestId);
+  }
+
+  /**
+   * Starts tracking a request: a new handle whose signal a matching cancel aborts. Several
+   * handles may share a key. A null or invalid id yields a handle that is not in the store (no
+   * cancel can reach it) but can still be aborted locally and by {@link abortAll}.
+   *
+   * @example
+   * ```ts
+   * const handle = await registry.track(msg.id, scope, { lifetime: exchangeSignal });
+   * await tool({ signal: handle.signal });
+   * ```
+   */
+  track(id: unknown, scope: string, options?: TrackOptions): Promise<RequestHandle> {
+    const requestId = normalizeRequestId(id);
+    const handle = new LocalRequestHandle(scope, requestId ?? null, options?.lifetime);
+    this.registered++;
+    if (requestId == null) {
+      this.untracked.add(handle);
+      return Promise.resolve(handle);
+    }
+    // Registered locally first, so a cancel landing while the store write is pending finds it.
+    this.addLocal(handle, scope, requestId);
+    return this.store.addInFlight(scope, requestId, handle.handleId).then(
+      () => handle,
+      (error: unknown) => {
+        this.release(handle);
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * Stops tracking that handle only (namesakes stay in flight) and marks it dead. Idempotent.
+   * The signal keeps its state: an aborted handle stays aborted.
+   *
+   * @example
+   * ```ts
+   * await registry.untrack(handle);
+   * ```
+   */
+  untrack(handle: RequestHandle): Promise<void> {
+    if (!(handle instanceof LocalRequestHandle) || handle.released) return RESOLVED_VOID;
+    this.release(handle);
+    if (handle.requestId === null) return RESOLVED_VOID;
+    return this.store.removeInFlight(handle.scope, handle.requestId, handle.handleId);
+  }
+
+  /**
+   * Whether any handle (in this process or, with a shared store, another) is in flight for the key.
+   *
+   * @example
+   * ```ts
+   * if (await registry.isInFlight(params.requestId, scope)) await registry.cancel(params.requestId, params.reason, scope, "notification");
+   * ```
+   */
+  isInFlight(id: unknown, scope: string): Promise<boolean> {
+    const requestId = normalizeRequestId(id);
+    if (requestId == null) return RESOLVED_FALSE;
+    return this.store.isInFlight(scope, requestId);
+  }
+
+  /**
+   * One cleanup pass: drops local handles that are dead but still registered (their `lifetime`
+   * ended) with their store entries, then rows older than `ttlMs` (strictly). Publishes
+   * `conduit-mcp:cancellation:cleanup` `{ removed, inFlightRemoved }` and returns both counts.
+   *
+   * @example
+   * ```ts
+   * const { removed, inFlightRemoved } = await registry.cleanup(30_000);
+   * ```
+   */
+  async cleanup(ttlMs: number = this.ttlMs): Promise<CleanupResult> {
+    if (typeof ttlMs !== "number" || Number.isNaN(ttlMs) || ttlMs < 0) {
+      throw new InvalidOptionError("ttlMs", "a non-negative number of milliseconds", ttlMs);
+    }
+    const dead: LocalRequestHandle[] = [];
+    for (const ids of this.handles.values()) {
+      for (const slot of ids.values()) {
+        if (slot instanceof LocalRequestHandle) {
+          if (!slot.alive) dead.push(slot);
+        } else {
+          for (const handle of slot) if (!handle.alive) dead.push(handle);
+        }
+      }
+    }
+    for (const handle of this.untracked) if (!handle.alive) dead.push(handle);
+    const removals: Promise<void>[] = [];
+    for (const handle of dead) {
+      this.release(handle);
+      if (handle.requestId !== null) {
+        removals.push(this.store.removeInFlight(handle.scope, handle.requestId, handle.handleId));
+      }
+    }
+    const [stored] = await Promise.all([this.store.cleanup(ttlMs, this.clock()), ...removals]);
+    const result: CleanupResult = {
+      removed: stored.removed,
+      inFlightRemoved: dead.length + stored.inFlightRemoved,
+    };
+    if (channels.cancellationCleanup.hasSubscribers) {
+      channels.cancellationCleanup.publish({
+        removed: result.removed,
+        inFlightRemoved: result.inFlightRemoved,
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Number of cancellation rows in the store.
+   *
+   * @example
+   * ```ts
+   * console.log(await registry.size());
+   * ```
+   */
+  size(): Promise<number> {
+    return this.store.size();
+  }
+
+  /**
+   * Aborts every local handle (tracked or not) with `reason`, e.g. on shutdown. Writes nothing
+   * and untracks nothing: each request still runs its own `finally`.
+   *
+   * @example
+   * ```ts
+   * registry.abortAll(new RequestCancelledError("shutdown"));
+   * ```
+   */
+  abortAll(reason: RequestCancelledError): void {
+    const all: LocalRequestHandle[] = [...this.untracked];
+    for (const ids of this.handles.values()) {
+      for (const slot of ids.values()) {
+        if (slot instanceof LocalRequestHandle) all.push(slot);
+        else all.push(...slot);
+      }
+    }
+    // Collected first: abort listeners may untrack synchronously.
+    for (const handle of all) handle.abort(reason);
+  }
+
+  /**
+   * Stops the janitor (idempotent).
+   *
+   * @example
+   * ```ts
+   * registry.stopJanitor();
+   * ```
+   */
+  stopJanitor(): void {
+    this.janitor?.stop();
+  }
+
+  /**
+   * Stops the janitor, stops listening to the store and closes the store if the registry created
+   * it (a store passed in belongs to the caller). Idempotent.
+   *
+   * @example
+   * ```ts
+   * await registry.close();
+   * ```
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopJanitor();
+    this.unsubscribe();
+    if (this.ownsStore) await this.store.close();
+  }
+
+  /** Aborts every registered handle of the key; the error is built only if there is one. */
+  private abortLocal(scope: string, requestId: string, reason: () => RequestCancelledError): void {
+    const slot = this.handles.get(scope)?.get(requestId);
+    if (slot === undefined) return;
+    const error = reason();
+    if (slot instanceof LocalRequestHandle) {
+      slot.abort(error);
+      return;
+    }
+    // A copy: an abort listener may untrack (and so splice) synchronously.
+    for (const handle of [...slot]) handle.abort(error);
+  }
+
+  private addLocal(handle: LocalRequestHandle, scope: string, requestId: string): void {
+    let ids = this.handles.get(scope);
+    if (ids === undefined) {
+      ids = new Map();
+      this.handles.set(scope, ids);
+    }
+    const slot = ids.get(requestId);
+    if (slot === undefined) ids.set(requestId, handle);
+    else if (slot instanceof LocalRequestHandle) ids.set(requestId, [slot, handle]);
+    else slot.push(handle);
+  }
+
+  /** Marks the handle released and drops it from the local maps (not from the store). */
+  private release(handle: LocalRequestHandle): void {
+    if (handle.released) return;
+    handle.released = true;
+    this.registered--;
+    const { scope, requestId } = handle;
+    if (requestId === null) {
+      this.untracked.delete(handle);
+      return;
+    }
+    const ids = this.handles.get(scope);
+    const slot = ids?.get(requestId);
+    if (ids === undefined || slot === undefined) return;
+    if (slot === handle) ids.delete(requestId);
+    else if (Array.isArray(slot)) {
+      const at = slot.indexOf(handle);
+      if (at !== -1) slot.splice(at, 1);
+      if (slot.length === 1) ids.set(requestId, slot[0] as LocalRequestHandle);
+      else if (slot.length === 0) ids.delete(requestId);
+    }
+    if (ids.size === 0) this.handles.delete(scope);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Request-id validation and normalisation (conduit-behavior.md §1.3, §9 "Keys").
+ *
+ * The seed keys rows on `to_string(id)`, so the integer `5` and the string `"5"` are one key, for
+ * cancellations and in-flight entries alike. JSON cannot tell `1.0` from `1`, so any safe integer
+ * is accepted; other numbers (fractions, NaN, beyond 2^53 - 1) are rejected, as are strings over
+ * 256 UTF-8 bytes (bytes, not characters: `"é".repeat(129)` is 258 bytes).
+ */
+
+/** The longest string id, in UTF-8 bytes (the seed's `@max_request_id_bytes`). */
+export const MAX_REQUEST_ID_BYTES = 256;
+
+/**
+ * A string of at most this many UTF-16 units is at most 255 UTF-8 bytes (one unit encodes to at
+ * most 3 bytes; a surrogate pair is 2 units and 4 bytes), so the byte count can be skipped.
+ */
+const ALWAYS_SHORT_ENOUGH = Math.floor(MAX_REQUEST_ID_BYTES / 3);
+
+/**
+ * Normalises a JSON-RPC request id to its key string.
+ *
+ * - a safe integer → its decimal text (`5` → `"5"`, `-0` → `"0"`);
+ * - a string of at most 256 UTF-8 bytes → itself (the empty string included);
+ * - `null` / `undefined` → `null` (nothing to record, not an error);
+ * - anything else → `undefined` (the caller answers `invalid_request_id`).
+ *
+ * @example
+ * ```ts
+ * normalizeRequestId(5);              // "5"
+ * normalizeRequestId("5");            // "5"
+ * normalizeRequestId(null);           // null
+ * normalizeRequestId(1.5);            // undefined
+ * normalizeRequestId("a".repeat(257)); // undefined
+ * ```
+ */
+export function normalizeRequestId(id: unknown): string | null | undefined {
+  if (typeof id === "string") {
+    if (id.length <= ALWAYS_SHORT_ENOUGH) return id;
+    return Buffer.byteLength(id, "utf8") <= MAX_REQUEST_ID_BYTES ? id : undefined;
+  }
+  if (typeof id === "number") return Number.isSafeInteger(id) ? String(id) : undefined;
+  if (id === null || id === undefined) return null;
+  return undefined;
+}
