@@ -1,0 +1,188 @@
+/**
+ * An MCP server built with conduit-mcp that implements the tools the official conformance suite
+ * (@modelcontextprotocol/conformance, stable line) calls in the scenarios this project targets:
+ * server-initialize, ping, tools-list, tools-call-* (all but sampling and elicitation, which need
+ * server-to-client requests a stateless server does not make), json-schema-2020-12 and
+ * dns-rebinding-protection. Tool names and results follow the scenario descriptions
+ * (shared/reference/conformance-scenarios.md). `npm run conformance` starts it on a free port.
+ *
+ * Run: `node --import tsx examples/conformance-server.ts [--port N] [--host H]` (or `PORT=N`);
+ * prints `conformance server listening on http://HOST:PORT/mcp`.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import { parseArgs } from "node:util";
+
+import { createMcpServer, defineTool } from "../src/server/index.js";
+
+/** A 1×1 red PNG (8-bit RGB), the "minimal test image" the image scenarios ask for. */
+const RED_PIXEL_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/**
+ * A valid, tiny WAV file (RIFF/PCM, mono, 8 kHz, 8-bit, 8 samples of silence), built here so the
+ * bytes are explainable rather than an opaque blob. Header layout: RIFF chunk, `fmt ` chunk
+ * (16 bytes of PCM format), `data` chunk.
+ */
+function silentWav(samples = 8, sampleRate = 8_000): string {
+  const wav = Buffer.alloc(44 + samples);
+  wav.write("RIFF", 0, "ascii");
+  wav.writeUInt32LE(36 + samples, 4);
+  wav.write("WAVE", 8, "ascii");
+  wav.write("fmt ", 12, "ascii");
+  wav.writeUInt32LE(16, 16); // fmt chunk size
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate, 28); // byte rate = rate × channels × bytes per sample
+  wav.writeUInt16LE(1, 32); // block align
+  wav.writeUInt16LE(8, 34); // bits per sample
+  wav.write("data", 36, "ascii");
+  wav.writeUInt32LE(samples, 40);
+  wav.fill(128, 44); // 8-bit PCM silence is the midpoint
+  return wav.toString("base64");
+}
+
+/**
+ * The json-schema-2020-12 fixture: a raw JSON Schema (not zod), published as is so `$schema`,
+ * `$defs`, `additionalProperties` (SEP-1613) and the wider SEP-2106 vocabulary (`$anchor`,
+ * `allOf`/`anyOf`, `if`/`then`/`else`) reach the client unchanged.
+ */
+const JSON_SCHEMA_2020_12_INPUT = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  $defs: {
+    address: {
+      $anchor: "addressDef",
+      type: "object",
+      properties: { street: { type: "string" }, city: { type: "string" } },
+    },
+  },
+  properties: {
+    name: { type: "string" },
+    address: { $ref: "#/$defs/address" },
+    contactMethod: { type: "string", enum: ["phone", "email"] },
+    phone: { type: "string" },
+    email: { type: "string" },
+  },
+  allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+  if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+  // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword; a non-function `then` is inert under await
+  then: { required: ["phone"] },
+  else: { required: ["email"] },
+  additionalProperties: false,
+};
+
+const tools = [
+  defineTool({
+    name: "test_simple_text",
+    description: "Returns a fixed text (tools-call-simple-text)",
+    handler: () => "This is a simple text response for testing.",
+  }),
+  defineTool({
+    name: "test_image_content",
+    description: "Returns a 1x1 PNG (tools-call-image)",
+    handler: () => ({ content: [{ type: "image", data: RED_PIXEL_PNG, mimeType: "image/png" }] }),
+  }),
+  defineTool({
+    name: "test_audio_content",
+    description: "Returns a tiny WAV (tools-call-audio)",
+    handler: () => ({ content: [{ type: "audio", data: silentWav(), mimeType: "audio/wav" }] }),
+  }),
+  defineTool({
+    name: "test_embedded_resource",
+    description: "Returns an embedded text resource (tools-call-embedded-resource)",
+    handler: () => ({
+      content: [
+        {
+          type: "resource",
+          resource: {
+            uri: "test://embedded-resource",
+            mimeType: "text/plain",
+            text: "This is an embedded resource content.",
+          },
+        },
+      ],
+    }),
+  }),
+  defineTool({
+    name: "test_multiple_content_types",
+    description: "Returns text, image and resource content (tools-call-mixed-content)",
+    handler: () => ({
+      content: [
+        { type: "text", text: "Multiple content types test:" },
+        { type: "image", data: RED_PIXEL_PNG, mimeType: "image/png" },
+        {
+          type: "resource",
+          resource: {
+            uri: "test://mixed-content-resource",
+            mimeType: "application/json",
+            text: JSON.stringify({ test: "data", value: 123 }),
+          },
+        },
+      ],
+    }),
+  }),
+  defineTool({
+    name: "test_tool_with_logging",
+    description: "Sends three info log messages ~50 ms apart (tools-call-with-logging)",
+    handler: async (_args, ctx) => {
+      await ctx.log("info", "Tool execution started");
+      await delay(50, undefined, { signal: ctx.signal });
+      await ctx.log("info", "Tool processing data");
+      await delay(50, undefined, { signal: ctx.signal });
+      await ctx.log("info", "Tool execution completed");
+      return "Logging test completed: sent 3 log messages";
+    },
+  }),
+  defineTool({
+    name: "test_error_handling",
+    description: "Always fails, reported as a tool-level error result (tools-call-error)",
+    // A tool-level failure is an `isError` result the model can read; a *thrown* exception would
+    // become a -32603 protocol error with its message withheld (issue 3, "Methods").
+    handler: () => ({
+      isError: true,
+      content: [{ type: "text", text: "This tool intentionally returns an error for testing" }],
+    }),
+  }),
+  defineTool({
+    name: "test_tool_with_progress",
+    description: "Reports progress 0, 50, 100 of 100 ~50 ms apart (tools-call-with-progress)",
+    handler: async (_args, ctx) => {
+      await ctx.progress(0, 100);
+      await delay(50, undefined, { signal: ctx.signal });
+      await ctx.progress(50, 100);
+      await delay(50, undefined, { signal: ctx.signal });
+      await ctx.progress(100, 100);
+      return "Progress test completed";
+    },
+  }),
+  defineTool({
+    name: "json_schema_2020_12_tool",
+    description: "Tool with JSON Schema 2020-12 features",
+    input: JSON_SCHEMA_2020_12_INPUT,
+    handler: (args) => `received ${JSON.stringify(args)}`,
+  }),
+];
+
+const { values } = parseArgs({
+  options: {
+    host: { type: "string", default: "127.0.0.1" },
+    port: { type: "string", default: process.env.PORT ?? "0" },
+  },
+  strict: true,
+});
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  console.error(`conformance server: --port must be an integer 0..65535; got ${values.port}`);
+  process.exit(2);
+}
+
+const server = createMcpServer({ name: "conduit-mcp-conformance", tools });
+const { url } = await server.listen({ host: values.host, port });
+console.log(`conformance server listening on ${url}`);
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void server.close().finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,219 @@
+/**
+ * `npm run conformance` — runs the official MCP conformance suite (stable release,
+ * @modelcontextprotocol/conformance 0.1.x, installed as `conformance-stable`) against
+ * examples/conformance-server.ts, one in-scope scenario at a time (issue 3, "Must show").
+ *
+ * - The server is started on a free port and killed at the end, whatever happens.
+ * - On Node < 22 the suite runs through the loader shim in ../shared/tools/conformance-on-node20/
+ *   (resolved from the repo root: CI clones the repo with shared/ beside it), plus
+ *   scripts/lib/conformance-alias-register.mjs which lets that shim recognise the aliased install.
+ * - conformance/baseline-stable.yml lists expected failures (each with its reason); the suite's
+ *   own `--expected-failures` check decides each scenario's exit code, so an unexpected failure
+ *   *and* a stale baseline entry both fail the run.
+ * - Every step is bounded by a timeout; output goes under .conformance/ (gitignored).
+ *
+ * Options: `--scenario NAME` (repeatable; default: every in-scope scenario), `--server FILE`
+ * (another server script whose first stdout line contains its URL), `--timeout MS` per scenario
+ * (60 000), `--verbose` (print the suite's full output).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+/** Server scenarios of the stable suite that this project must pass (issue 3). */
+const IN_SCOPE = [
+  "server-initialize",
+  "ping",
+  "tools-list",
+  "tools-call-simple-text",
+  "tools-call-image",
+  "tools-call-audio",
+  "tools-call-embedded-resource",
+  "tools-call-mixed-content",
+  "tools-call-with-logging",
+  "tools-call-error",
+  "tools-call-with-progress",
+  "json-schema-2020-12",
+  "dns-rebinding-protection",
+] as const;
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const suiteEntry = join(root, "node_modules/conformance-stable/dist/index.js");
+const baseline = join(root, "conformance/baseline-stable.yml");
+const outputRoot = join(root, ".conformance/stable");
+const shim = resolve(root, "../shared/tools/conformance-on-node20/register.mjs");
+const aliasShim = join(root, "scripts/lib/conformance-alias-register.mjs");
+
+const { values: flags } = parseArgs({
+  options: {
+    scenario: { type: "string", multiple: true },
+    server: { type: "string", default: "examples/conformance-server.ts" },
+    timeout: { type: "string", default: "60000" },
+    verbose: { type: "boolean", default: false },
+  },
+  strict: true,
+});
+
+function fail(message: string): never {
+  console.error(`conformance: ${message}`);
+  process.exit(2);
+}
+
+const scenarioTimeoutMs = Number(flags.timeout);
+if (!Number.isInteger(scenarioTimeoutMs) || scenarioTimeoutMs <= 0) {
+  fail(`--timeout must be a positive integer (ms); got ${flags.timeout}`);
+}
+const scenarios = flags.scenario ?? [...IN_SCOPE];
+for (const name of scenarios) {
+  if (!(IN_SCOPE as readonly string[]).includes(name)) {
+    fail(`${name} is not an in-scope scenario (${IN_SCOPE.join(", ")})`);
+  }
+}
+if (!existsSync(suiteEntry)) fail(`${suiteEntry} is missing; run npm install`);
+
+/** `node` flags that make the suite start on this Node version. */
+function nodeFlags(): string[] {
+  const major = Number(process.versions.node.split(".")[0]);
+  if (major >= 22) return [];
+  if (!existsSync(shim)) {
+    fail(`Node ${process.version} needs the loader shim at ${shim} (shared/ beside the repo)`);
+  }
+  return ["--import", shim, "--import", aliasShim];
+}
+
+interface Outcome {
+  readonly scenario: string;
+  readonly exitCode: number | null;
+  readonly summary: string;
+  readonly timedOut: boolean;
+  readonly ms: number;
+}
+
+/** Starts the server and resolves its URL from the first stdout line (bounded by 30 s). */
+function startServer(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", flags.server, "--port", "0"], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolvePromise, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${flags.server} did not print its URL within 30 s`));
+    }, 30_000);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${flags.server} exited before listening (code ${code}, signal ${signal})`));
+    });
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      lines.on("line", (more) => {
+        if (flags.verbose) console.log(`[server] ${more}`);
+      });
+      const url = /https?:\/\/\S+/.exec(line)?.[0];
+      if (url === undefined) {
+        child.kill("SIGKILL");
+        reject(new Error(`no URL in the server's first line: ${JSON.stringify(line)}`));
+        return;
+      }
+      resolvePromise({ child, url });
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
+function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolvePromise) => {
+    const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    child.once("exit", () => {
+      clearTimeout(killer);
+      resolvePromise();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** Runs one scenario through the suite's CLI, bounded by the scenario timeout. */
+function runScenario(url: string, scenario: string): Promise<Outcome> {
+  const started = Date.now();
+  const outDir = join(outputRoot, scenario);
+  const args = [
+    ...nodeFlags(),
+    suiteEntry,
+    "server",
+    "--url",
+    url,
+    "--scenario",
+    scenario,
+    "--expected-failures",
+    baseline,
+    "-o",
+    outDir,
+  ];
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  return new Promise((resolvePromise) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, scenarioTimeoutMs);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      if (flags.verbose || code !== 0) console.log(output.trimEnd());
+      // The suite prints e.g. "Passed: 3/3, 0 failed, 0 warnings" per scenario.
+      const summary = /Passed: .*/.exec(output)?.[0] ?? "no summary printed";
+      resolvePromise({ scenario, exitCode: code, summary, timedOut, ms: Date.now() - started });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  rmSync(outputRoot, { recursive: true, force: true });
+  mkdirSync(outputRoot, { recursive: true });
+  const { child, url } = await startServer();
+  console.log(`server ${flags.server} at ${url}; ${scenarios.length} scenario(s)\n`);
+  const outcomes: Outcome[] = [];
+  try {
+    for (const scenario of scenarios) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`the server died before scenario ${scenario}`);
+      }
+      const outcome = await runScenario(url, scenario);
+      outcomes.push(outcome);
+      const mark = outcome.exitCode === 0 ? "✓" : "✗";
+      const note = outcome.timedOut ? ` (timed out after ${scenarioTimeoutMs} ms)` : "";
+      console.log(`${mark} ${scenario}: ${outcome.summary} [${outcome.ms} ms]${note}`);
+    }
+  } finally {
+    await stopServer(child);
+  }
+  const bad = outcomes.filter((o) => o.exitCode !== 0);
+  console.log(
+    `\nconformance (stable): ${outcomes.length - bad.length}/${outcomes.length} scenarios as expected` +
+      ` (baseline ${baseline.slice(root.length + 1)}); results under ${outputRoot.slice(root.length + 1)}/`,
+  );
+  if (bad.length > 0) console.log(`unexpected: ${bad.map((o) => o.scenario).join(", ")}`);
+  return bad.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`conformance: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  },
+);
