@@ -1,0 +1,254 @@
+/**
+ * The Lua scripts of the Redis cancellation store. Each one runs atomically inside Redis, so the
+ * seed's rules (quota first, then cap eviction, then write; clear reads before it writes) hold
+ * however many processes and nodes share the store (issue 5, "enforced atomically in Redis").
+ *
+ * Key layout (see {@link "./key-layout.js"}): every key starts with one hash-tagged base such as
+ * `{conduit-mcp}`, so all of them live in one Redis Cluster slot and a script may touch keys it
+ * computes itself (per-scope keys found during eviction) without a cross-slot error.
+ *
+ * Scripts take the base in ARGV[1] and build the dynamic keys from it; the keys known before the
+ * call are also passed in KEYS so Redis Cluster clients route the call to the right node.
+ *
+ * Why no Lua `<` on strings: Redis calls `setlocale(LC_COLLATE, "")`, and Lua compares strings with
+ * `strcoll`, so the order would depend on the server's locale. The seed orders scope and id ties
+ * bytewise (conduit-behavior.md §1.5), so the scripts compare bytes themselves.
+ */
+
+/** Helpers shared by the scripts (prepended to each). */
+const COMMON = `
+local function pairMember(scope, id)
+  return string.len(scope) .. ':' .. scope .. id
+end
+
+local function splitMember(m)
+  local colon = string.find(m, ':', 1, true)
+  local n = tonumber(string.sub(m, 1, colon - 1))
+  return string.sub(m, colon + 1, colon + n), string.sub(m, colon + n + 1)
+end
+
+local function syncCount(base, scope)
+  local c = redis.call('ZCARD', base .. ':s:' .. scope)
+  if c == 0 then
+    redis.call('ZREM', base .. ':scopes', scope)
+  else
+    redis.call('ZADD', base .. ':scopes', c, scope)
+  end
+end
+
+local function removeRow(base, scope, id)
+  redis.call('ZREM', base .. ':s:' .. scope, id)
+  redis.call('HDEL', base .. ':r:' .. scope, id)
+  redis.call('ZREM', base .. ':time', pairMember(scope, id))
+end
+
+local function bytesLess(a, b)
+  if a == b then return false end
+  local la, lb = string.len(a), string.len(b)
+  local n = la
+  if lb < n then n = lb end
+  local i = 1
+  while i <= n do
+    local j = i + 31
+    if j > n then j = n end
+    local sa, sb = string.sub(a, i, j), string.sub(b, i, j)
+    if sa ~= sb then
+      for k = 1, j - i + 1 do
+        local x, y = string.byte(sa, k), string.byte(sb, k)
+        if x ~= y then return x < y end
+      end
+    end
+    i = j + 1
+  end
+  return la < lb
+end
+`;
+
+/**
+ * record(row): quota check (the only rejection), then at the cap evict one batch in the seed's
+ * order, then insert or refresh, then PUBLISH the event for other nodes — all in one script.
+ *
+ * KEYS: 1 scopes, 2 s:<scope>, 3 r:<scope>, 4 time.
+ * ARGV: 1 base, 2 scope, 3 id, 4 cancelledAt, 5 encoded reason, 6 maxRows (-1 = off),
+ * 7 maxRowsPerScope (-1 = off), 8 batch, 9 channel, 10 payload.
+ * Returns `{ recorded (0|1), evicted }`.
+ *
+ * Eviction (conduit-behavior.md §1.5): rows sorted by `(-count(scope), cancelledAt, scope, id)`
+ * with counts as they were before the batch. Scopes are taken in groups of equal count, largest
+ * first, from the `scopes` ZSET. A group that fits in what is left of the batch goes whole (order
+ * inside it is irrelevant); the first group that does not fit contributes its oldest rows across
+ * its scopes, merged by `(cancelledAt, scope, id)`. Cost per batch: O(rows read · log), at most
+ * the table once per `maxRows / 20` inserts — no full scan or sort per insert.
+ */
+export const RECORD_SCRIPT = `${COMMON}
+local function candidateLess(a, b)
+  if a[1] ~= b[1] then return a[1] < b[1] end
+  if a[2] ~= b[2] then return bytesLess(a[2], b[2]) end
+  return bytesLess(a[3], b[3])
+end
+
+local function evict(base, need)
+  local scopesKey = base .. ':scopes'
+  local victims = {}
+  local upper = '+inf'
+  while need > 0 do
+    local top = redis.call('ZREVRANGEBYSCORE', scopesKey, upper, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if #top == 0 then break end
+    local c = tonumber(top[2])
+    local group = redis.call('ZRANGEBYSCORE', scopesKey, top[2], top[2])
+    if #group * c <= need then
+      for _, sc in ipairs(group) do
+        local ids = redis.call('ZRANGE', base .. ':s:' .. sc, 0, -1)
+        for _, id in ipairs(ids) do victims[#victims + 1] = { sc, id } end
+      end
+      need = need - #group * c
+    else
+      local per = c
+      if need < per then per = need end
+      local cands = {}
+      for _, sc in ipairs(group) do
+        local ids = redis.call('ZRANGE', base .. ':s:' .. sc, 0, per - 1, 'WITHSCORES')
+        for i = 1, #ids, 2 do cands[#cands + 1] = { tonumber(ids[i + 1]), sc, ids[i] } end
+      end
+      table.sort(cands, candidateLess)
+      for i = 1, need do victims[#victims + 1] = { cands[i][2], cands[i][3] } end
+      need = 0
+    end
+    upper = '(' .. top[2]
+  end
+  local touched = {}
+  for _, v in ipairs(victims) do
+    removeRow(base, v[1], v[2])
+    touched[v[1]] = true
+  end
+  for sc in pairs(touched) do syncCount(base, sc) end
+  return #victims
+end
+
+local base, scope, id = ARGV[1], ARGV[2], ARGV[3]
+local maxRows, maxPer, batch = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+if maxPer >= 0 and redis.call('ZCARD', KEYS[2]) >= maxPer then return { 0, 0 } end
+local evicted = 0
+if maxRows >= 0 and redis.call('ZCARD', KEYS[4]) >= maxRows then
+  evicted = evict(base, batch)
+end
+redis.call('ZADD', KEYS[2], ARGV[4], id)
+redis.call('HSET', KEYS[3], id, ARGV[5])
+redis.call('ZADD', KEYS[4], ARGV[4], pairMember(scope, id))
+syncCount(base, scope)
+redis.call('PUBLISH', ARGV[9], ARGV[10])
+return { 1, evicted }
+`;
+
+/**
+ * clear(scope, id): reads first, writes only when the row exists (the seed's `clear/2`).
+ * KEYS: 1 scopes, 2 s:<scope>. ARGV: 1 base, 2 scope, 3 id. Returns 1 when a row was removed.
+ */
+export const CLEAR_SCRIPT = `${COMMON}
+if redis.call('ZSCORE', KEYS[2], ARGV[3]) == false then return 0 end
+removeRow(ARGV[1], ARGV[2], ARGV[3])
+syncCount(ARGV[1], ARGV[2])
+return 1
+`;
+
+/**
+ * Removes up to `limit` rows with `cancelledAt` below an exclusive cutoff (the seed's strictly
+ * older than the TTL). KEYS: 1 scopes, 2 time. ARGV: 1 base, 2 cutoff (`(n`), 3 limit.
+ * Returns the number removed; the caller loops while a full page came back, so one call never
+ * blocks Redis for long.
+ */
+export const EXPIRE_SCRIPT = `${COMMON}
+local base = ARGV[1]
+local ms = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local touched = {}
+for _, m in ipairs(ms) do
+  local scope, id = splitMember(m)
+  removeRow(base, scope, id)
+  touched[scope] = true
+end
+for sc in pairs(touched) do syncCount(base, sc) end
+return #ms
+`;
+
+/**
+ * Adds one in-flight entry, recording which node holds it (so a dead node's entries can be found).
+ * KEYS: 1 f:<pair>, 2 nf:<node>, 3 nodes. ARGV: 1 node, 2 handle id, 3 pair member.
+ */
+export const ADD_IN_FLIGHT_SCRIPT = `
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+`;
+
+/** Removes one handle's entry. KEYS: 1 f:<pair>, 2 nf:<node>. ARGV: 1 handle id. */
+export const REMOVE_IN_FLIGHT_SCRIPT = `
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+`;
+
+/**
+ * Renews this node's lease. KEYS: 1 lease:<node>, 2 nodes. ARGV: 1 node, 2 lease ms.
+ * Returns 1 when the lease still existed, 0 when it had lapsed (another node's cleanup may then
+ * have removed this node's entries, so the caller re-asserts them).
+ */
+export const RENEW_LEASE_SCRIPT = `
+local had = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+return had
+`;
+
+/**
+ * Replaces this node's in-flight entries with the given list and renews its lease: run after an
+ * outage or a lapsed lease, when Redis may hold stale entries or lack live ones.
+ * KEYS: 1 nf:<node>, 2 nodes, 3 lease:<node>. ARGV: 1 base, 2 node, 3 lease ms, then pairs of
+ * (handle id, pair member).
+ */
+export const RESYNC_SCRIPT = `
+local base, node = ARGV[1], ARGV[2]
+local old = redis.call('HGETALL', KEYS[1])
+for i = 1, #old, 2 do redis.call('HDEL', base .. ':f:' .. old[i + 1], old[i]) end
+redis.call('DEL', KEYS[1])
+for i = 4, #ARGV, 2 do
+  redis.call('HSET', base .. ':f:' .. ARGV[i + 1], ARGV[i], node)
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('SET', KEYS[3], node, 'PX', ARGV[3])
+redis.call('SADD', KEYS[2], node)
+return 1
+`;
+
+/**
+ * The cross-node dead-process sweep: every node in `nodes` whose lease key is gone loses all of
+ * its in-flight entries. KEYS: 1 nodes. ARGV: 1 base. Returns the number of entries removed.
+ */
+export const REAP_NODES_SCRIPT = `
+local base = ARGV[1]
+local removed = 0
+for _, node in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', base .. ':lease:' .. node) == 0 then
+    local entries = redis.call('HGETALL', base .. ':nf:' .. node)
+    for i = 1, #entries, 2 do
+      removed = removed + redis.call('HDEL', base .. ':f:' .. entries[i + 1], entries[i])
+    end
+    redis.call('DEL', base .. ':nf:' .. node)
+    redis.call('SREM', KEYS[1], node)
+  end
+end
+return removed
+`;
+
+/**
+ * A graceful close: drop this node's entries, lease and membership.
+ * KEYS: 1 nf:<node>, 2 nodes, 3 lease:<node>. ARGV: 1 base, 2 node.
+ */
+export const RETIRE_NODE_SCRIPT = `
+local base = ARGV[1]
+local old = redis.call('HGETALL', KEYS[1])
+for i = 1, #old, 2 do redis.call('HDEL', base .. ':f:' .. old[i + 1], old[i]) end
+redis.call('DEL', KEYS[1], KEYS[3])
+redis.call('SREM', KEYS[2], ARGV[2])
+return 1
+`;
