@@ -1,0 +1,83 @@
+/**
+ * The authenticated caller of a request (conduit-behavior.md §3.1, §3.2 `put/2`): who it is
+ * (`id`, the key of its `principal:` scope), what it may do (`scopes`), and what the
+ * authenticator knew (`claims`, `user`).
+ *
+ * @example
+ * ```ts
+ * const principal = createPrincipal({ id: { sub: "user-123" }, scopes: ["read"] });
+ * principal.id; // "user-123"
+ * ```
+ */
+import { deriveId } from "./derive-id.js";
+
+/** An authenticated caller. `id` is always a string or `null` (anonymous). */
+export interface Principal {
+  /** The identity, as {@link deriveId} derived it; `null` when none could be derived. */
+  readonly id: string | null;
+  /** Granted OAuth scopes (or the like); empty when none. */
+  readonly scopes: readonly string[];
+  /** Token claims, when the authenticator had any. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+  /** The application's own user value, passed through untouched. */
+  readonly user?: unknown;
+}
+
+/** The fields accepted by {@link createPrincipal}. */
+export interface PrincipalFields {
+  /** Anything {@link deriveId} understands: a string, an integer, `{ id }`/`{ sub }`, a class instance. */
+  readonly id?: unknown;
+  readonly scopes?: readonly string[];
+  readonly claims?: Readonly<Record<string, unknown>>;
+  readonly user?: unknown;
+}
+
+/**
+ * Builds a frozen {@link Principal}: the id goes through {@link deriveId} (so `42` → `"42"`,
+ * `true` → `null`), scopes are copied keeping only strings, `claims` and `user` are kept
+ * when given.
+ *
+ * @example
+ * ```ts
+ * createPrincipal({ id: 42 }).id; // "42"
+ * createPrincipal({ id: true }).id; // null
+ * ```
+ */
+export function createPrincipal(fields: PrincipalFields = {}): Principal {
+  const scopes = Object.freeze(
+    Array.isArray(fields.scopes)
+      ? (fields.scopes as readonly unknown[]).filter((s): s is string => typeof s === "string")
+      : [],
+  );
+  const principal: {
+    id: string | null;
+    scopes: readonly string[];
+    claims?: Readonly<Record<string, unknown>>;
+    user?: unknown;
+  } = { id: deriveId(fields.id), scopes };
+  if (fields.claims !== undefined) principal.claims = fields.claims;
+  if ("user" in fields) principal.user = fields.user;
+  return Object.freeze(principal);
+}
+
+/**
+ * The id of a principal for scoping, **only if it is a non-empty string** (conduit-behavior.md
+ * §3.2 `id/1`): a principal object built by hand with `id: 123` counts as anonymous. An empty
+ * string is treated as anonymous too, so an authenticator that returns `""` cannot put every
+ * caller into one shared `principal:` scope.
+ *
+ * @example
+ * ```ts
+ * principalId(createPrincipal({ id: "alice" })); // "alice"
+ * principalId({ id: 123 }); // null
+ * ```
+ */
+export function principalId(principal: unknown): string | null {
+  if (typeof principal !== "object" || principal === null) return null;
+  try {
+    const id: unknown = (principal as { id?: unknown }).id;
+    return typeof id === "string" && id !== "" ? id : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The cancellation scope of a request (conduit-behavior.md §1.4 `scope(conn)`; DESIGN.md
+ * "Request model"): the namespace its request ids, cancellations and quota live in, so one
+ * client can never cancel or exhaust another's requests.
+ *
+ * @example
+ * ```ts
+ * scopeOf({ sessionId: "s-1" }); // "session:s-1"
+ * scopeOf({ principal: createPrincipal({ id: "alice" }) }); // "principal:alice"
+ * scopeOf({ address: "2001:db8:1:2::9" }); // "ip:2001:db8:1:2::/64"
+ * ```
+ */
+import { clientBucket } from "./client-bucket.js";
+import { type Principal, principalId } from "./principal.js";
+
+/** What the scope is derived from; the transport fills it once per request, before dispatch. */
+export interface ScopeInput {
+  /** A session id the transport has already validated (2025-era sessions only). */
+  readonly sessionId?: string | null | undefined;
+  /** The authenticated principal, if any. */
+  readonly principal?: Principal | null | undefined;
+  /** The client address, from {@link clientAddress}. */
+  readonly address?: string | null | undefined;
+}
+
+/** The scope used when no request is at hand (the original's `scope(nil)`). */
+export const GLOBAL_SCOPE = "global";
+
+/**
+ * The scope of a request, first match wins:
+ * 1. a non-empty `sessionId` → `session:<id>`;
+ * 2. a principal whose id is a non-empty string → `principal:<id>` (a non-string id counts as
+ *    anonymous, see {@link principalId});
+ * 3. otherwise → `ip:<clientBucket(address)>` (`ip:unknown` without a usable address).
+ *
+ * The prefixes keep the namespaces apart: principal `"203.0.113.9"` and an anonymous client at
+ * 203.0.113.9 share neither rows nor quota. A non-object input gives `"global"`.
+ *
+ * @example
+ * ```ts
+ * scopeOf({ principal: createPrincipal({ id: "203.0.113.9" }) }); // "principal:203.0.113.9"
+ * scopeOf({ address: "203.0.113.9" }); // "ip:203.0.113.9"
+ * ```
+ */
+export function scopeOf(input: ScopeInput): string {
+  if (typeof input !== "object" || input === null) return GLOBAL_SCOPE;
+  const { sessionId, principal, address } = input;
+  if (typeof sessionId === "string" && sessionId !== "") return `session:${sessionId}`;
+  const id = principalId(principal);
+  if (id !== null) return `principal:${id}`;
+  return `ip:${clientBucket(address)}`;
+}
