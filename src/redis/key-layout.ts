@@ -8,6 +8,7 @@
  * | `{p}:scopes` | ZSET | scope → its row count (eviction walks it largest first) |
  * | `{p}:s:<scope>` | ZSET | request id → cancelledAt (equal scores order by id, bytewise) |
  * | `{p}:r:<scope>` | HASH | request id → reason (`n` = null, `s<text>`) |
+ * | `{p}:last` | STRING | the latest stamp (stamps never decrease, as in the memory store) |
  * | `{p}:time` | ZSET | `<len(scope)>:<scope><id>` → cancelledAt (TTL cleanup, total size) |
  * | `{p}:f:<len(scope)>:<scope><id>` | HASH | handle id → node id (in-flight entries of one key) |
  * | `{p}:nf:<node>` | HASH | handle id → pair member (one node's entries, for the lease sweep) |

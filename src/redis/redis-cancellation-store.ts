@@ -20,6 +20,8 @@ import type {
   RemoteCancellation,
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
+import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/memory-store.js";
+import { clockOption, rowLimit } from "../cancellation/options.js";
 import { KeyLayout, pairMember } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import { decodeRemoteMessage, encodeRemoteMessage } from "./remote-message.js";
@@ -49,7 +51,10 @@ export interface RedisCancellationStoreOptions {
   readonly maxRows?: number;
   /** Per-scope quota (`Infinity` disables). Default 256. */
   readonly maxRowsPerScope?: number;
-  /** Accepted for parity with the memory store; rows carry their own time, cleanup gets `now`. */
+  /**
+   * Stamps rows, in ms since the epoch, clamped in Redis so stamps never decrease across all
+   * nodes (as the memory store does; the row's own `cancelledAt` is not used). Default `Date.now`.
+   */
   readonly clock?: () => number;
   /** Lease of this node, renewed every `leaseMs / 3`. Default 15 000. */
   readonly leaseMs?: number;
@@ -137,6 +142,7 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly maxRowsArg: string;
   private readonly maxPerScopeArg: string;
   private readonly batchArg: string;
+  private readonly clock: () => number;
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   private readonly logger: (message: string) => void;
@@ -158,13 +164,11 @@ export class RedisCancellationStore implements CancellationStore {
     if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
       throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
     }
-    const maxRows = bound("maxRows", options.maxRows, 10_000);
-    const maxPerScope = bound("maxRowsPerScope", options.maxRowsPerScope, 256);
+    const maxRows = rowLimit("maxRows", options.maxRows, DEFAULT_MAX_ROWS);
+    const maxPerScope = rowLimit("maxRowsPerScope", options.maxRowsPerScope, DEFAULT_MAX_ROWS_PER_SCOPE);
     this.leaseMs = positiveInteger("leaseMs", options.leaseMs, 15_000, 3);
     this.timeoutMs = positiveInteger("commandTimeoutMs", options.commandTimeoutMs, 1_000, 1);
-    if (options.clock !== undefined && typeof options.clock !== "function") {
-      throw new InvalidOptionError("clock", "a function returning ms since the epoch", options.clock);
-    }
+    this.clock = clockOption("clock", options.clock);
     if (options.logger !== undefined && typeof options.logger !== "function") {
       throw new InvalidOptionError("logger", "a function", options.logger);
     }
@@ -252,7 +256,7 @@ export class RedisCancellationStore implements CancellationStore {
   }
 
   async record(row: CancellationRow, source: CancellationSource): Promise<RecordOutcome> {
-    const { scope, requestId, reason, cancelledAt } = row;
+    const { scope, requestId, reason } = row;
     const payload = encodeRemoteMessage({ scope, requestId, reason, source, node: this.nodeId });
     const result = await this.call(
       (c) =>
@@ -264,7 +268,7 @@ export class RedisCancellationStore implements CancellationStore {
           this.keys.luaBase,
           scope,
           requestId,
-          String(cancelledAt),
+          String(this.clock()),
           reason === null ? "n" : `s${reason}`,
           this.maxRowsArg,
           this.maxPerScopeArg,
@@ -580,16 +584,6 @@ async function quit(client: Client, timeoutMs: number): Promise<void> {
 function defaultNodeId(): string {
   const host = hostname().replace(/[^\x21-\x7e]/g, "").slice(0, 64) || "node";
   return `${host}-${process.pid}-${randomUUID().slice(0, 8)}`;
-}
-
-/** A row bound: a positive integer, or Infinity to disable. */
-function bound(option: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (value === Number.POSITIVE_INFINITY) return value;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidOptionError(option, "a positive integer or Infinity", value);
-  }
-  return value;
 }
 
 function positiveInteger(option: string, value: number | undefined, fallback: number, min: number): number {

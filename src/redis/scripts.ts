@@ -69,7 +69,7 @@ end
  * order, then insert or refresh, then PUBLISH the event for other nodes — all in one script.
  *
  * KEYS: 1 scopes, 2 s:<scope>, 3 r:<scope>, 4 time.
- * ARGV: 1 base, 2 scope, 3 id, 4 cancelledAt, 5 encoded reason, 6 maxRows (-1 = off),
+ * ARGV: 1 base, 2 scope, 3 id, 4 the store clock's now, 5 encoded reason, 6 maxRows (-1 = off),
  * 7 maxRowsPerScope (-1 = off), 8 batch, 9 channel, 10 payload.
  * Returns `{ recorded (0|1), evicted }`.
  *
@@ -132,9 +132,16 @@ local evicted = 0
 if maxRows >= 0 and redis.call('ZCARD', KEYS[4]) >= maxRows then
   evicted = evict(base, batch)
 end
-redis.call('ZADD', KEYS[2], ARGV[4], id)
+-- Stamps never decrease across every node sharing the store: max(clock, last stamp), as the
+-- memory store does, so a clock stepping back (or a node whose clock lags) cannot reorder rows.
+-- Kept as the original strings (no number-to-string round trip through Lua's %.14g).
+local stamp = ARGV[4]
+local last = redis.call('GET', base .. ':last')
+if last and tonumber(last) > tonumber(stamp) then stamp = last end
+redis.call('SET', base .. ':last', stamp)
+redis.call('ZADD', KEYS[2], stamp, id)
 redis.call('HSET', KEYS[3], id, ARGV[5])
-redis.call('ZADD', KEYS[4], ARGV[4], pairMember(scope, id))
+redis.call('ZADD', KEYS[4], stamp, pairMember(scope, id))
 syncCount(base, scope)
 redis.call('PUBLISH', ARGV[9], ARGV[10])
 return { 1, evicted }
