@@ -1,0 +1,261 @@
+/**
+ * Command-line parsing for `conduit-mcp` (issue 3, "CLI"). Pure: takes the argument list, returns
+ * either a command or a message for the user, so the rules are testable without a process.
+ * Strict on purpose: an unknown flag or a bad value is reported before anything listens, since a
+ * typo in a security flag (`--trust-proxy`, `--token`) must never start a server with defaults.
+ *
+ * @example
+ * ```ts
+ * const parsed = parseCli(["serve", "--port", "0", "--token", "alice=s3cret"]);
+ * if (parsed.ok && parsed.command.kind === "serve") parsed.command.tokens; // { s3cret: "alice" }
+ * ```
+ */
+import { parseArgs } from "node:util";
+
+import { InvalidOptionError } from "../errors.js";
+import { parseTrustProxy } from "../identity/index.js";
+
+/** `conduit-mcp serve …`: everything needed to build and start the demo server. */
+export interface ServeCommand {
+  readonly kind: "serve";
+  /** Interface to bind; default 127.0.0.1 (local servers SHOULD bind to loopback, MCP A.3). */
+  readonly host: string;
+  /** TCP port; 0 picks a free one. Default 3000. */
+  readonly port: number;
+  /** Mint `Mcp-Session-Id` on initialize (implied by `requireSession`). */
+  readonly sessions: boolean;
+  /** Answer 400 to requests without a session. */
+  readonly requireSession: boolean;
+  /** Bearer secret → principal id, the shape of `createMcpServer({ auth: { tokens } })`. */
+  readonly tokens: Readonly<Record<string, string>>;
+  /** Hop count or CIDR list, checked with `parseTrustProxy`; absent → trust no proxy. */
+  readonly trustProxy?: number | string;
+  /** Global cap of cancellation rows (`Infinity` disables it). */
+  readonly maxRows?: number;
+  /** Per-scope quota of cancellation rows (`Infinity` disables it). */
+  readonly maxRowsPerScope?: number;
+  /** How long a cancelled tool may keep its request before it is abandoned. */
+  readonly streamCancelTimeoutMs?: number;
+  /** How long a shutdown waits for in-flight calls before cancelling them. */
+  readonly closeGraceMs?: number;
+  /** Serve `GET /metrics`. */
+  readonly metrics: boolean;
+}
+
+/** What the command line asks for. */
+export type CliCommand = ServeCommand | { readonly kind: "help" } | { readonly kind: "version" };
+
+/** The outcome of {@link parseCli}: a command, or a one-line message for stderr (exit code 2). */
+export type CliParse =
+  | { readonly ok: true; readonly command: CliCommand }
+  | { readonly ok: false; readonly message: string };
+
+/** Default TCP port of `conduit-mcp serve`. */
+export const DEFAULT_PORT = 3000;
+/** Default bind address of `conduit-mcp serve`. */
+export const DEFAULT_HOST = "127.0.0.1";
+
+/** `setTimeout` clamps larger delays to 1 ms, so a timeout flag above this would misfire. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** The `--help` text. */
+export const USAGE = `Usage: conduit-mcp serve [options]
+
+Serves the demo MCP tools (echo, sleep, count, crunch, stubborn) over Streamable HTTP at /mcp.
+
+Options:
+  --host HOST                    interface to bind (default ${DEFAULT_HOST})
+  --port PORT                    TCP port, 0 picks a free one (default ${DEFAULT_PORT})
+  --sessions                     mint Mcp-Session-Id on initialize
+  --require-session              reject requests without a session (implies --sessions)
+  --token ID=SECRET              accept "Authorization: Bearer SECRET" as principal ID
+                                 (repeatable; tokens then scope cancellation per principal)
+  --trust-proxy HOPS|CIDR[,CIDR] read X-Forwarded-For from this many proxies, or from
+                                 proxies in these ranges (also: loopback, linklocal, uniquelocal)
+  --max-rows N|infinity          global cap of cancellation rows (default 10000)
+  --max-rows-per-scope N|infinity
+                                 cancellation rows per tenant scope (default 256)
+  --stream-cancel-timeout MS     how long a cancelled tool may run before it is abandoned
+                                 (default 5000)
+  --close-grace MS               on SIGINT/SIGTERM, how long in-flight calls may finish
+                                 before they are cancelled (default 5000)
+  --metrics                      serve Prometheus metrics at GET /metrics
+  -h, --help                     show this help
+  -v, --version                  show the version
+
+The first line on stdout is "conduit-mcp listening on http://HOST:PORT/mcp".
+SIGINT or SIGTERM closes the server gracefully. Exit codes: 0 ok, 1 runtime error, 2 bad usage.`;
+
+const OPTIONS = {
+  host: { type: "string" },
+  port: { type: "string" },
+  sessions: { type: "boolean" },
+  "require-session": { type: "boolean" },
+  token: { type: "string", multiple: true },
+  "trust-proxy": { type: "string" },
+  "max-rows": { type: "string" },
+  "max-rows-per-scope": { type: "string" },
+  "stream-cancel-timeout": { type: "string" },
+  "close-grace": { type: "string" },
+  metrics: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+/**
+ * Parses `argv` (without the node and script paths).
+ *
+ * @example
+ * ```ts
+ * parseCli(["serve", "--port", "x"]);
+ * // { ok: false, message: "--port must be an integer from 0 to 65535; got \"x\"" }
+ * ```
+ */
+export function parseCli(argv: readonly string[]): CliParse {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    // node:util throws TypeError with codes ERR_PARSE_ARGS_*; its message names the flag.
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { ok: true, command: { kind: "help" } };
+  if (values.version) return { ok: true, command: { kind: "version" } };
+  const [command, ...extra] = positionals;
+  if (command === undefined) return { ok: false, message: "missing command (try: serve)" };
+  if (command !== "serve") {
+    return { ok: false, message: `unknown command ${JSON.stringify(command)} (try: serve)` };
+  }
+  if (extra.length > 0) {
+    return { ok: false, message: `unexpected argument ${JSON.stringify(extra[0])}` };
+  }
+  try {
+    return { ok: true, command: serveCommand(values) };
+  } catch (error) {
+    if (error instanceof UsageProblem) return { ok: false, message: error.message };
+    throw error;
+  }
+}
+
+/** A bad flag value; caught in {@link parseCli} and turned into a message. */
+class UsageProblem extends Error {}
+
+function serveCommand(values: {
+  host?: string | undefined;
+  port?: string | undefined;
+  sessions?: boolean | undefined;
+  "require-session"?: boolean | undefined;
+  token?: string[] | undefined;
+  "trust-proxy"?: string | undefined;
+  "max-rows"?: string | undefined;
+  "max-rows-per-scope"?: string | undefined;
+  "stream-cancel-timeout"?: string | undefined;
+  "close-grace"?: string | undefined;
+  metrics?: boolean | undefined;
+}): ServeCommand {
+  const requireSession = values["require-session"] === true;
+  const command: { -readonly [K in keyof ServeCommand]: ServeCommand[K] } = {
+    kind: "serve",
+    host: host(values.host ?? DEFAULT_HOST),
+    port: values.port === undefined ? DEFAULT_PORT : integer("--port", values.port, 0, 65_535),
+    // Requiring a session without minting any would refuse every request.
+    sessions: values.sessions === true || requireSession,
+    requireSession,
+    tokens: tokens(values.token ?? []),
+    metrics: values.metrics === true,
+  };
+  if (values["trust-proxy"] !== undefined) command.trustProxy = trustProxy(values["trust-proxy"]);
+  if (values["max-rows"] !== undefined)
+    command.maxRows = rowLimit("--max-rows", values["max-rows"]);
+  if (values["max-rows-per-scope"] !== undefined) {
+    command.maxRowsPerScope = rowLimit("--max-rows-per-scope", values["max-rows-per-scope"]);
+  }
+  if (values["stream-cancel-timeout"] !== undefined) {
+    command.streamCancelTimeoutMs = integer(
+      "--stream-cancel-timeout",
+      values["stream-cancel-timeout"],
+      1,
+      MAX_TIMER_MS,
+    );
+  }
+  if (values["close-grace"] !== undefined) {
+    command.closeGraceMs = integer("--close-grace", values["close-grace"], 0, MAX_TIMER_MS);
+  }
+  return command;
+}
+
+/** Decimal digits only: `Number()` would also accept "", " 1", "0x10", "1e3". */
+function integer(flag: string, text: string, min: number, max: number): number {
+  const value = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageProblem(`${flag} must be an integer from ${min} to ${max}; got ${show(text)}`);
+  }
+  return value;
+}
+
+/** A positive integer or `infinity` (the seed's `:infinity`, which disables the bound). */
+function rowLimit(flag: string, text: string): number {
+  if (text.toLowerCase() === "infinity") return Number.POSITIVE_INFINITY;
+  const value = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new UsageProblem(`${flag} must be a positive integer or "infinity"; got ${show(text)}`);
+  }
+  return value;
+}
+
+function host(text: string): string {
+  // An IPv6 literal may be given bracketed, as in a URL; node:net wants it bare.
+  const bare = /^\[(.*)\]$/.exec(text)?.[1] ?? text;
+  if (bare.length === 0 || bare.length > 253 || /[\s/[\]@]/.test(bare)) {
+    throw new UsageProblem(`--host must be a host name or IP address; got ${show(text)}`);
+  }
+  return bare;
+}
+
+/**
+ * `ID=SECRET` pairs → `{ SECRET: ID }`. The secret goes in an `Authorization: Bearer` header, so
+ * it must be visible ASCII without spaces; one secret cannot name two principals.
+ */
+function tokens(pairs: readonly string[]): Record<string, string> {
+  const map: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    const id = eq === -1 ? "" : pair.slice(0, eq);
+    const secret = eq === -1 ? "" : pair.slice(eq + 1);
+    if (id.length === 0 || secret.length === 0) {
+      throw new UsageProblem("--token must be ID=SECRET with a non-empty ID and SECRET");
+    }
+    if (!/^[\x21-\x7e]+$/.test(secret)) {
+      throw new UsageProblem(`--token ${show(id)}: SECRET must be visible ASCII without spaces`);
+    }
+    if (Object.hasOwn(map, secret) && map[secret] !== id) {
+      throw new UsageProblem(
+        `--token: the same SECRET is given for ${show(map[secret])} and ${show(id)}`,
+      );
+    }
+    map[secret] = id;
+  }
+  return map;
+}
+
+/** Validated here with the library's own parser so a bad value exits 2 instead of crashing. */
+function trustProxy(text: string): number | string {
+  const option = /^\d+$/.test(text.trim()) ? Number(text.trim()) : text;
+  try {
+    parseTrustProxy(option);
+  } catch (error) {
+    if (error instanceof InvalidOptionError) {
+      throw new UsageProblem(
+        `--trust-proxy must be a hop count or comma-separated IP addresses / CIDR ranges; got ${show(text)}`,
+      );
+    }
+    throw error;
+  }
+  return option;
+}
+
+/** Quotes a user value for a message, bounded so a huge argument cannot flood the terminal. */
+function show(value: string | undefined): string {
+  return JSON.stringify((value ?? "").slice(0, 80));
+}

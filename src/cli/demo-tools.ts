@@ -1,0 +1,164 @@
+/**
+ * The demo tools served by `conduit-mcp serve` (issue 3, "CLI"). Each one shows one side of
+ * cooperative cancellation, so a user can watch it work with any MCP client:
+ *
+ * - `echo {text}` — the trivial round trip (also what `npm run bench:http` measures);
+ * - `sleep {ms}` — async work that honours `ctx.signal` and stops at once when cancelled;
+ * - `count {to, intervalMs}` — one `notifications/progress` per step (sent when the client gave a
+ *   progress token), stops between steps when cancelled;
+ * - `crunch {ms}` — CPU-bound work in short slices, checking `ctx.cancelled()` between slices and
+ *   yielding to the event loop so the cancel (a separate POST) can arrive at all;
+ * - `stubborn {ms}` — ignores cancellation on purpose, to show the stream cancel timeout abandoning
+ *   it (DESIGN.md: Node cannot kill a promise; the request is released and its result discarded).
+ *
+ * Every argument is bounded by its zod schema, so a demo server cannot be asked to sleep for a year.
+ */
+import { setTimeout as delay, setImmediate as yieldToLoop } from "node:timers/promises";
+
+import { z } from "zod";
+
+import { defineTool, type Tool } from "../protocol/define-tool.js";
+
+/** Longest a demo tool may be asked to run: 10 minutes (issue 3: "sleep … up to 10 min"). */
+export const MAX_DEMO_MS = 600_000;
+/** Longest text `echo` accepts (the body limit would refuse far larger anyway). */
+export const MAX_ECHO_CHARS = 100_000;
+/** Most steps `count` accepts. */
+export const MAX_COUNT_STEPS = 10_000;
+/** Length of one `crunch` slice: short enough that a cancel is seen within a few milliseconds. */
+export const CRUNCH_SLICE_MS = 5;
+
+const duration = z.number().int().min(0).max(MAX_DEMO_MS).describe("milliseconds");
+
+/**
+ * `echo {text}` returns its text.
+ *
+ * @example
+ * ```ts
+ * createMcpServer({ tools: [echoTool] });
+ * ```
+ */
+export const echoTool: Tool = defineTool({
+  name: "echo",
+  description: "Returns the text it is given.",
+  input: z.object({ text: z.string().max(MAX_ECHO_CHARS) }),
+  handler: ({ text }) => text,
+});
+
+/**
+ * `sleep {ms}` waits `ms` milliseconds, returns `slept N ms`; cancellation ends the wait at once.
+ *
+ * @example
+ * ```ts
+ * // tools/call {"name":"sleep","arguments":{"ms":5000}} → "slept 5000 ms"
+ * ```
+ */
+export const sleepTool: Tool = defineTool({
+  name: "sleep",
+  description: `Sleeps for ms milliseconds (at most ${MAX_DEMO_MS}); stops at once when cancelled.`,
+  input: z.object({ ms: duration }),
+  handler: async ({ ms }, ctx) => {
+    // Rejects with an AbortError as soon as the signal aborts, so nothing after it runs.
+    await delay(ms, undefined, { signal: ctx.signal });
+    return `slept ${ms} ms`;
+  },
+});
+
+/**
+ * `count {to, intervalMs}` counts from 1 to `to`, one step every `intervalMs`, reporting each step
+ * as progress (`step/to`). The whole run is bounded like `sleep` (`to × intervalMs ≤ 10 min`).
+ *
+ * @example
+ * ```ts
+ * // tools/call {"name":"count","arguments":{"to":5,"intervalMs":100},"_meta":{"progressToken":1}}
+ * // → 5 notifications/progress, then "counted to 5"
+ * ```
+ */
+export const countTool: Tool = defineTool({
+  name: "count",
+  description:
+    "Counts to `to`, one step every `intervalMs` ms, sending one progress notification per step.",
+  input: z
+    .object({
+      to: z.number().int().min(1).max(MAX_COUNT_STEPS),
+      intervalMs: duration.default(100),
+    })
+    .refine(({ to, intervalMs }) => to * intervalMs <= MAX_DEMO_MS, {
+      message: `to × intervalMs must be at most ${MAX_DEMO_MS} ms`,
+    }),
+  handler: async ({ to, intervalMs }, ctx) => {
+    for (let step = 1; step <= to; step++) {
+      await delay(intervalMs, undefined, { signal: ctx.signal });
+      await ctx.progress(step, to, `step ${step} of ${to}`);
+    }
+    return `counted to ${to}`;
+  },
+});
+
+/**
+ * `crunch {ms}` keeps a CPU busy for `ms` milliseconds in {@link CRUNCH_SLICE_MS} slices. Between
+ * slices it checks `ctx.cancelled()` and yields to the event loop: a synchronous loop would never
+ * see a cancel, because the `notifications/cancelled` POST could not even be read.
+ *
+ * @example
+ * ```ts
+ * // tools/call {"name":"crunch","arguments":{"ms":2000}} → "crunched 2000 ms in 400 slices"
+ * ```
+ */
+export const crunchTool: Tool = defineTool({
+  name: "crunch",
+  description: `Burns CPU for ms milliseconds (at most ${MAX_DEMO_MS}) in short slices, checking for cancellation between slices.`,
+  input: z.object({ ms: duration }),
+  handler: async ({ ms }, ctx) => {
+    const end = performance.now() + ms;
+    let slices = 0;
+    let accumulator = 0;
+    while (performance.now() < end) {
+      if (ctx.cancelled()) ctx.signal.throwIfAborted();
+      const sliceEnd = Math.min(end, performance.now() + CRUNCH_SLICE_MS);
+      while (performance.now() < sliceEnd) {
+        for (let i = 0; i < 1_000; i++) accumulator = (Math.imul(accumulator, 31) + i) | 0;
+      }
+      slices++;
+      await yieldToLoop();
+    }
+    // `accumulator` is reported only so the busy loop cannot be optimised away.
+    return `crunched ${ms} ms in ${slices} slices (checksum ${accumulator >>> 0})`;
+  },
+});
+
+/**
+ * `stubborn {ms}` sleeps `ms` milliseconds and ignores cancellation entirely. Once cancelled, the
+ * server waits `streamCancelTimeoutMs` and then abandons it (its result is never sent).
+ *
+ * @example
+ * ```ts
+ * // conduit-mcp serve --stream-cancel-timeout 200, then cancel a stubborn {ms: 5000} call
+ * ```
+ */
+export const stubbornTool: Tool = defineTool({
+  name: "stubborn",
+  description: `Sleeps for ms milliseconds (at most ${MAX_DEMO_MS}) and ignores cancellation, to show the stream cancel timeout.`,
+  input: z.object({ ms: duration }),
+  handler: async ({ ms }) => {
+    // Deliberately no signal: this is the badly behaved tool the timeout exists for.
+    await delay(ms);
+    return `stubbornly slept ${ms} ms`;
+  },
+});
+
+/**
+ * The five demo tools, in the order `tools/list` shows them.
+ *
+ * @example
+ * ```ts
+ * const server = createMcpServer({ tools: demoTools });
+ * ```
+ */
+export const demoTools: readonly Tool[] = Object.freeze([
+  echoTool,
+  sleepTool,
+  countTool,
+  crunchTool,
+  stubbornTool,
+]);
