@@ -1,0 +1,385 @@
+/**
+ * Method dispatch for the 2025 era (conduit-behavior.md §2.2): every request method is tracked
+ * under the scope fixed before dispatch, runs, then is untracked and its row cleared. Answers go
+ * through a {@link ResponseSink}, so the same dispatcher serves any transport.
+ */
+import type { CancellationRegistry } from "../cancellation/index.js";
+import type { RequestHandle, RequestId } from "../cancellation/types.js";
+import { type CancellationSource, ErrorCode, RequestCancelledError } from "../errors.js";
+import type { Principal } from "../identity/index.js";
+import { reflectText } from "../reflect.js";
+import { processCancelledNotification } from "./cancelled-notification.js";
+import type { Tool } from "./define-tool.js";
+import {
+  errorResponseJson,
+  internalErrorJson,
+  isPlainObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  successResponseJson,
+} from "./json-rpc.js";
+import { isLoggingLevel, type LoggingLevel } from "./logging.js";
+import type { ResponseSink } from "./response-sink.js";
+import { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
+import { isSupportedProtocolVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.js";
+
+/** Who sent a request: fixed once by the transport, before dispatch. */
+export interface RequestMeta {
+  /** `session:…` > `principal:…` > `ip:…` (identity/scopeOf). */
+  readonly scope: string;
+  readonly principal: Principal | null;
+  /** The validated session id, or null. */
+  readonly sessionId: string | null;
+  /** The session's `logging/setLevel` threshold, or null (send every level). */
+  readonly logLevel: LoggingLevel | null;
+}
+
+/** Session operations the protocol needs (the transport owns the store). */
+export interface SessionHooks {
+  /** Mints and stores a session; resolves its id, or null when the store is full. */
+  create(principalId: string | null, protocolVersion: string): Promise<string | null>;
+  setLogLevel(sessionId: string, level: LoggingLevel): Promise<void>;
+}
+
+/** Receives the outcome of every tool call (metrics). */
+export interface DispatchObserver {
+  toolCall(tool: string, outcome: ToolOutcome): void;
+}
+
+/** What {@link Dispatcher} takes. */
+export interface DispatcherOptions {
+  readonly name: string;
+  readonly version: string;
+  readonly tools: readonly Tool[];
+  readonly registry: CancellationRegistry;
+  readonly streamCancelTimeoutMs: number;
+  readonly cancelOnDisconnect: boolean;
+  readonly observer?: DispatchObserver | null;
+  readonly sessions?: SessionHooks | null;
+}
+
+/** Methods of the 2025 era this server answers; anything else is -32601. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "logging/setLevel",
+]);
+
+const EMPTY_RESULT = "{}";
+const PARAMS_NOT_OBJECT = "params must be an object";
+const noop = (): void => {};
+
+/**
+ * Dispatches 2025-era requests and notifications.
+ *
+ * @example
+ * ```ts
+ * const dispatcher = new Dispatcher({ name: "demo", version: "1.0.0", tools: [echo], registry,
+ *   streamCancelTimeoutMs: 5000, cancelOnDisconnect: true });
+ * await dispatcher.handleRequest(message, meta, sink);
+ * ```
+ */
+export class Dispatcher implements ToolCallHost {
+  readonly streamCancelTimeoutMs: number;
+  readonly cancelOnDisconnect: boolean;
+  private readonly registry: CancellationRegistry;
+  private readonly tools: ReadonlyMap<string, Tool>;
+  private readonly observer: DispatchObserver | null;
+  private readonly sessions: SessionHooks | null;
+  /** `tools/list` never changes: its result is serialised once. */
+  private readonly toolsListJson: string;
+  /** The constant tail of every initialize result. */
+  private readonly initializeTail: string;
+  private readonly active = new Set<ToolCall>();
+  private readonly bySession = new Map<string, Set<ToolCall>>();
+
+  constructor(options: DispatcherOptions) {
+    this.registry = options.registry;
+    this.streamCancelTimeoutMs = options.streamCancelTimeoutMs;
+    this.cancelOnDisconnect = options.cancelOnDisconnect;
+    this.observer = options.observer ?? null;
+    this.sessions = options.sessions ?? null;
+    const tools = new Map<string, Tool>();
+    for (const tool of options.tools) tools.set(tool.name, tool);
+    this.tools = tools;
+    this.toolsListJson = JSON.stringify({ tools: options.tools.map((tool) => tool.descriptor) });
+    this.initializeTail = `"capabilities":${JSON.stringify({
+      tools: { listChanged: false },
+      logging: {},
+    })},"serverInfo":${JSON.stringify({ name: options.name, version: options.version })}`;
+  }
+
+  /** Tool calls currently running (not yet settled or abandoned). */
+  get activeCalls(): number {
+    return this.active.size;
+  }
+
+  /**
+   * Handles one request; the answer (or the ending of a cancelled exchange) goes to `sink`.
+   * Never rejects.
+   */
+  async handleRequest(
+    message: JsonRpcRequest,
+    meta: RequestMeta,
+    sink: ResponseSink,
+  ): Promise<void> {
+    const { method, id } = message;
+    if (!KNOWN_METHODS.has(method)) {
+      sink.respond(
+        errorResponseJson(id, ErrorCode.MethodNotFound, `Method not found: ${reflectText(method)}`),
+      );
+      return;
+    }
+    if ("params" in message && !isPlainObject(message.params)) {
+      sink.respond(errorResponseJson(id, ErrorCode.InvalidParams, PARAMS_NOT_OBJECT));
+      return;
+    }
+    let handle: RequestHandle;
+    try {
+      handle = await this.registry.track(
+        id,
+        meta.scope,
+        method === "tools/call" ? { lifetime: sink.lifetime } : undefined,
+      );
+    } catch {
+      sink.respond(internalErrorJson(id));
+      return;
+    }
+    const params = message.params as Record<string, unknown> | undefined;
+    try {
+      switch (method) {
+        case "tools/call":
+          return await this.callTool(params, id, meta, sink, handle);
+        case "ping":
+          return await this.finish(
+            handle,
+            id,
+            meta.scope,
+            sink,
+            successResponseJson(id, EMPTY_RESULT),
+          );
+        case "tools/list":
+          return await this.finish(
+            handle,
+            id,
+            meta.scope,
+            sink,
+            successResponseJson(id, this.toolsListJson),
+          );
+        case "initialize":
+          return await this.initialize(params, id, meta, sink, handle);
+        default:
+          return await this.setLogLevel(params, id, meta, sink, handle);
+      }
+    } catch {
+      await this.finish(handle, id, meta.scope, sink, internalErrorJson(id));
+    }
+  }
+
+  /**
+   * Handles one notification from `scope`: resolves null when accepted or ignored (202), or the
+   * JSON text of an error to send. Only `notifications/cancelled` does anything.
+   */
+  handleNotification(message: JsonRpcNotification, scope: string): Promise<string | null> {
+    if (message.method !== "notifications/cancelled") return Promise.resolve(null);
+    return processCancelledNotification(message, scope, this.registry);
+  }
+
+  /**
+   * Cancels every tool call of a session (its `DELETE`); resolves how many were running.
+   *
+   * @example
+   * ```ts
+   * dispatcher.cancelSession("3q2+7w");
+   * ```
+   */
+  cancelSession(sessionId: string): number {
+    const calls = this.bySession.get(sessionId);
+    if (calls === undefined) return 0;
+    for (const call of [...calls]) call.cancelWith("disconnect", "session terminated");
+    return calls.size;
+  }
+
+  /** Aborts every running call of this dispatcher (shutdown); writes no rows. */
+  abortAll(reason: RequestCancelledError = new RequestCancelledError("shutdown")): void {
+    for (const call of [...this.active]) call.handle.abort(reason);
+  }
+
+  /** @internal ToolCallHost: records a cancellation; resolves whether a row was written. */
+  async cancel(
+    id: unknown,
+    reason: string,
+    scope: string,
+    source: CancellationSource,
+  ): Promise<boolean> {
+    const result = await this.registry.cancel(id, reason, scope, source);
+    return result.ok;
+  }
+
+  /** @internal ToolCallHost: forgets the call, then untracks and clears (never rejects). */
+  async release(call: ToolCall): Promise<void> {
+    if (!this.active.delete(call)) return;
+    if (call.sessionId !== null) {
+      const calls = this.bySession.get(call.sessionId);
+      if (calls !== undefined) {
+        calls.delete(call);
+        if (calls.size === 0) this.bySession.delete(call.sessionId);
+      }
+    }
+    try {
+      await this.registry.untrack(call.handle);
+      if (call.handle.requestId !== null) await this.registry.clear(call.requestId, call.scope);
+    } catch {
+      // A store outage must not escape; the janitor's sweep removes what is left.
+    }
+  }
+
+  /** @internal ToolCallHost. */
+  outcome(tool: string, outcome: ToolOutcome): void {
+    this.observer?.toolCall(tool, outcome);
+  }
+
+  private async callTool(
+    params: Record<string, unknown> | undefined,
+    id: RequestId | null,
+    meta: RequestMeta,
+    sink: ResponseSink,
+    handle: RequestHandle,
+  ): Promise<void> {
+    const name = params?.name;
+    const tool = typeof name === "string" ? this.tools.get(name) : undefined;
+    if (tool === undefined) {
+      const json = errorResponseJson(
+        id,
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${reflectText(name)}`,
+      );
+      return this.finish(handle, id, meta.scope, sink, json);
+    }
+    const check = tool.checkArguments(params?.arguments);
+    if (!check.ok) {
+      const json = errorResponseJson(id, ErrorCode.InvalidParams, "Parameter validation failed", {
+        errors: check.issues,
+      });
+      return this.finish(handle, id, meta.scope, sink, json);
+    }
+    const requestMeta = params?._meta;
+    let progressToken: string | number | undefined;
+    if (isPlainObject(requestMeta)) {
+      const token = requestMeta.progressToken;
+      if (typeof token === "string" || typeof token === "number") progressToken = token;
+    }
+    const call = new ToolCall(
+      this,
+      tool,
+      handle,
+      sink,
+      id,
+      meta.scope,
+      meta.principal,
+      progressToken,
+      meta.logLevel,
+      meta.sessionId,
+    );
+    this.active.add(call);
+    if (meta.sessionId !== null) {
+      let calls = this.bySession.get(meta.sessionId);
+      if (calls === undefined) {
+        calls = new Set();
+        this.bySession.set(meta.sessionId, calls);
+      }
+      calls.add(call);
+    }
+    await call.run(check.args);
+  }
+
+  private async initialize(
+    params: Record<string, unknown> | undefined,
+    id: RequestId | null,
+    meta: RequestMeta,
+    sink: ResponseSink,
+    handle: RequestHandle,
+  ): Promise<void> {
+    const version = params?.protocolVersion;
+    if (typeof version !== "string") {
+      const json = errorResponseJson(
+        id,
+        ErrorCode.InvalidParams,
+        `protocolVersion must be a string, got: ${reflectText(version, 40)}`,
+      );
+      return this.finish(handle, id, meta.scope, sink, json);
+    }
+    if (!isSupportedProtocolVersion(version)) {
+      const requested = reflectText(version, 40);
+      const json = errorResponseJson(
+        id,
+        ErrorCode.InvalidRequest,
+        `Unsupported protocol version: ${requested}. Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`,
+        { supported: SUPPORTED_PROTOCOL_VERSIONS, requested },
+      );
+      return this.finish(handle, id, meta.scope, sink, json);
+    }
+    if (this.sessions !== null && meta.sessionId === null) {
+      let sessionId: string | null = null;
+      try {
+        sessionId = await this.sessions.create(meta.principal?.id ?? null, version);
+      } catch {
+        sessionId = null;
+      }
+      if (sessionId === null) {
+        const json = errorResponseJson(
+          id,
+          ErrorCode.InternalError,
+          "Session store unavailable; the server cannot accept new sessions right now.",
+        );
+        return this.finish(handle, id, meta.scope, sink, json, 503);
+      }
+      sink.setSessionId(sessionId);
+    }
+    const result = `{"protocolVersion":${JSON.stringify(version)},${this.initializeTail}}`;
+    return this.finish(handle, id, meta.scope, sink, successResponseJson(id, result));
+  }
+
+  private async setLogLevel(
+    params: Record<string, unknown> | undefined,
+    id: RequestId | null,
+    meta: RequestMeta,
+    sink: ResponseSink,
+    handle: RequestHandle,
+  ): Promise<void> {
+    const level = params?.level;
+    if (!isLoggingLevel(level)) {
+      const json = errorResponseJson(
+        id,
+        ErrorCode.InvalidParams,
+        `Invalid log level: ${reflectText(level, 40)}`,
+      );
+      return this.finish(handle, id, meta.scope, sink, json);
+    }
+    // Without sessions nothing is remembered between requests (stateless): accepted, no effect.
+    if (this.sessions !== null && meta.sessionId !== null) {
+      await this.sessions.setLogLevel(meta.sessionId, level);
+    }
+    return this.finish(handle, id, meta.scope, sink, successResponseJson(id, EMPTY_RESULT));
+  }
+
+  /** Untrack, answer, then clear the row (the seed's `finally` order; the answer is not delayed by the clear). */
+  private async finish(
+    handle: RequestHandle,
+    id: RequestId | null,
+    scope: string,
+    sink: ResponseSink,
+    json: string,
+    status = 200,
+  ): Promise<void> {
+    try {
+      await this.registry.untrack(handle);
+    } catch {
+      // The janitor's sweep removes an entry a failing store kept.
+    }
+    sink.respond(json, status);
+    if (handle.requestId !== null) this.registry.clear(id, scope).catch(noop);
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Era classification: which protocol era a POST belongs to, decided once, body first
+ * (mcp-protocol.md B.8). Only the 2025 era is served so far; the 2026-07-28 era (a request whose
+ * `params._meta` carries `io.modelcontextprotocol/protocolVersion`) plugs in here.
+ */
+import { ErrorCode } from "../errors.js";
+import { reflectText } from "../reflect.js";
+import { errorResponseJson } from "./json-rpc.js";
+import { isSupportedProtocolVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.js";
+
+/** The outcome of classifying one message. */
+export type EraClassification =
+  | { readonly era: "2025" }
+  | { readonly era: "rejected"; readonly status: number; readonly json: string };
+
+const LEGACY: EraClassification = Object.freeze({ era: "2025" });
+
+/**
+ * Classifies a message by its `MCP-Protocol-Version` header: absent (a server SHOULD then assume
+ * 2025-03-26, mcp-protocol.md A.3) or a supported 2025 revision → the 2025 era; any other value
+ * → 400 (A.3: "An invalid or unsupported value → 400").
+ *
+ * @example
+ * ```ts
+ * classifyEra(req.headers["mcp-protocol-version"]).era; // "2025"
+ * ```
+ */
+export function classifyEra(protocolVersionHeader: string | undefined): EraClassification {
+  if (protocolVersionHeader === undefined || isSupportedProtocolVersion(protocolVersionHeader)) {
+    return LEGACY;
+  }
+  const requested = reflectText(protocolVersionHeader, 40);
+  return {
+    era: "rejected",
+    status: 400,
+    json: errorResponseJson(
+      null,
+      ErrorCode.InvalidRequest,
+      `Unsupported protocol version: ${requested}. Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`,
+      { supported: SUPPORTED_PROTOCOL_VERSIONS, requested },
+    ),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The protocol layer: JSON-RPC shapes, era classification, dispatch, tools and their context
+ * (DESIGN.md, "Layers"). Transport-agnostic: answers go through a {@link ResponseSink}.
+ *
+ * @example
+ * ```ts
+ * import { defineTool } from "conduit-mcp";
+ * import { z } from "zod";
+ * const echo = defineTool({ name: "echo", input: z.object({ text: z.string() }), handler: ({ text }) => text });
+ * ```
+ */
+export { processCancelledNotification } from "./cancelled-notification.js";
+export {
+  type ArgumentCheck,
+  type ArgumentIssue,
+  type ContentBlock,
+  defineTool,
+  type JsonSchemaObject,
+  type Tool,
+  type ToolAnnotations,
+  type ToolArgs,
+  type ToolDefinition,
+  type ToolResult,
+} from "./define-tool.js";
+export {
+  Dispatcher,
+  type DispatcherOptions,
+  type DispatchObserver,
+  type RequestMeta,
+  type SessionHooks,
+} from "./dispatcher.js";
+export { classifyEra, type EraClassification } from "./era.js";
+export {
+  type ClassifiedMessage,
+  cancelledResponseJson,
+  classifyMessage,
+  errorResponseJson,
+  internalErrorJson,
+  isPlainObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  notificationJson,
+  successResponseJson,
+} from "./json-rpc.js";
+export {
+  isLoggingLevel,
+  LOGGING_LEVELS,
+  type LoggingLevel,
+  loggingLevelRank,
+} from "./logging.js";
+export type { ResponseSink, SinkListener } from "./response-sink.js";
+export { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
+export type { ToolContext } from "./tool-context.js";
+export { isSupportedProtocolVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.js";

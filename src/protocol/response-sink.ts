@@ -1,0 +1,46 @@
+/**
+ * The contract between the protocol layer and a transport for one request's exchange. The
+ * protocol layer decides *what* to send; the sink decides *how* (one JSON body, or a
+ * request-scoped SSE stream opened lazily at the first related notification) and guards every
+ * write, so that nothing is ever written after the exchange ended (mcp-protocol.md E.3).
+ */
+
+/** Told by the sink when the client went away before the exchange ended. */
+export interface SinkListener {
+  onDisconnect(): void;
+}
+
+/**
+ * One request's way back to the client.
+ *
+ * @example
+ * ```ts
+ * // A transport implements it; the dispatcher only calls it:
+ * if (sink.streamable) await sink.notify(notificationJson("notifications/progress", params));
+ * sink.respond(successResponseJson(id, "{}"));
+ * ```
+ */
+export interface ResponseSink {
+  /** Whether notifications related to the request can reach the client (it accepts SSE). */
+  readonly streamable: boolean;
+  /** True once the exchange ended (answered, cancelled, or the client went away). */
+  readonly ended: boolean;
+  /**
+   * Aborts when the exchange ends; given to `registry.track` as the handle's `lifetime`, so a
+   * handle whose exchange is gone counts as dead for the janitor's sweep.
+   */
+  readonly lifetime: AbortSignal;
+  /** Sends a notification (JSON text). Resolves when written or dropped; never rejects. */
+  notify(json: string): Promise<void>;
+  /** Sends the final response (JSON text) and ends the exchange; ignored once ended. */
+  respond(json: string, status?: number): void;
+  /**
+   * Ends a cancelled exchange promptly: a stream is ended without a response; a JSON exchange
+   * still waiting answers `json` (the -32800 error). Ignored once ended.
+   */
+  cancel(json: string): void;
+  /** Attaches the session id header to the answer (initialize with sessions on). */
+  setSessionId(id: string): void;
+  /** Who to tell about a disconnect (one listener; the call in flight). */
+  setListener(listener: SinkListener | null): void;
+}

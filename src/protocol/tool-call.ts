@@ -1,0 +1,243 @@
+/**
+ * One `tools/call` in flight: it is the tool's {@link ToolContext}, the listener of its handle's
+ * abort signal and of its exchange's disconnect. One object per call, with methods rather than
+ * per-request closures (the request path is benchmarked).
+ *
+ * Lifecycle (DESIGN.md, "Request model"): running → settled (the tool answered; the answer is
+ * written) or running → cancelled (the exchange is ended at once: a stream without a response,
+ * a JSON exchange with -32800) → released when the tool settles, or abandoned when it is still
+ * running `streamCancelTimeoutMs` later (handle released, late result discarded, `toolKilled`).
+ */
+import type { RequestHandle, RequestId } from "../cancellation/types.js";
+import { channels } from "../diagnostics.js";
+import { type CancellationSource, RequestCancelledError } from "../errors.js";
+import type { Principal } from "../identity/index.js";
+import type { Tool } from "./define-tool.js";
+import {
+  cancelledResponseJson,
+  internalErrorJson,
+  isPlainObject,
+  notificationJson,
+  successResponseJson,
+} from "./json-rpc.js";
+import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "./logging.js";
+import type { ResponseSink, SinkListener } from "./response-sink.js";
+import type { ToolContext } from "./tool-context.js";
+
+/** How a tool call ended, as counted by `conduit_mcp_tool_calls_total{outcome}`. */
+export type ToolOutcome = "ok" | "error" | "cancelled" | "killed";
+
+/** What a call needs from the dispatcher that runs it. */
+export interface ToolCallHost {
+  readonly streamCancelTimeoutMs: number;
+  readonly cancelOnDisconnect: boolean;
+  cancel(id: unknown, reason: string, scope: string, source: CancellationSource): Promise<boolean>;
+  /** Untracks then clears (the seed's `finally` order); never rejects. */
+  release(call: ToolCall): Promise<void>;
+  outcome(tool: string, outcome: ToolOutcome): void;
+}
+
+const RUNNING = 0;
+const SETTLED = 1;
+const CANCELLED = 2;
+const ABANDONED = 3;
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * A running tool call and its context.
+ *
+ * @example
+ * ```ts
+ * const call = new ToolCall(host, tool, handle, sink, message.id, scope, principal, token, null, null);
+ * void call.run(args);
+ * ```
+ */
+export class ToolCall implements ToolContext, SinkListener {
+  readonly signal: AbortSignal;
+  readonly requestId: RequestId | null;
+  readonly scope: string;
+  readonly principal: Principal | null;
+  readonly handle: RequestHandle;
+  readonly tool: Tool;
+  /** The session the call belongs to, for `DELETE`; null without sessions. */
+  readonly sessionId: string | null;
+  private readonly host: ToolCallHost;
+  private readonly sink: ResponseSink;
+  private readonly progressToken: string | number | undefined;
+  private readonly logThreshold: number;
+  private lastProgress = Number.NEGATIVE_INFINITY;
+  private state = RUNNING;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    host: ToolCallHost,
+    tool: Tool,
+    handle: RequestHandle,
+    sink: ResponseSink,
+    requestId: RequestId | null,
+    scope: string,
+    principal: Principal | null,
+    progressToken: string | number | undefined,
+    logLevel: LoggingLevel | null,
+    sessionId: string | null,
+  ) {
+    this.host = host;
+    this.tool = tool;
+    this.handle = handle;
+    this.sink = sink;
+    this.signal = handle.signal;
+    this.requestId = requestId;
+    this.scope = scope;
+    this.principal = principal;
+    this.progressToken = progressToken;
+    this.logThreshold = logLevel === null ? 0 : loggingLevelRank(logLevel);
+    this.sessionId = sessionId;
+  }
+
+  cancelled(): boolean {
+    return this.signal.aborted;
+  }
+
+  progress(progress: number, total?: number, message?: string): Promise<void> {
+    if (this.state !== RUNNING || this.progressToken === undefined || !this.sink.streamable) {
+      return RESOLVED;
+    }
+    if (typeof progress !== "number" || !Number.isFinite(progress)) return RESOLVED;
+    // MCP 2025-11-25 progress: the value MUST increase with every notification.
+    if (progress <= this.lastProgress) return RESOLVED;
+    this.lastProgress = progress;
+    const params: Record<string, unknown> = { progressToken: this.progressToken, progress };
+    if (typeof total === "number" && Number.isFinite(total)) params.total = total;
+    if (typeof message === "string") params.message = message;
+    return this.sink.notify(notificationJson("notifications/progress", params));
+  }
+
+  log(level: LoggingLevel, data: unknown): Promise<void> {
+    if (this.state !== RUNNING || !this.sink.streamable || !isLoggingLevel(level)) return RESOLVED;
+    if (loggingLevelRank(level) < this.logThreshold) return RESOLVED;
+    let json: string;
+    try {
+      json = notificationJson("notifications/message", { level, data });
+    } catch {
+      return RESOLVED; // not serialisable (cycle, BigInt): dropped rather than thrown into the tool
+    }
+    return this.sink.notify(json);
+  }
+
+  /** Runs the tool and writes its answer, unless the call was cancelled first. Never rejects. */
+  async run(args: unknown): Promise<void> {
+    this.sink.setListener(this);
+    if (this.signal.aborted) {
+      // Cancelled between track and start (a racing cancel): the tool never runs.
+      this.state = CANCELLED;
+      this.sink.cancel(cancelledResponseJson(this.requestId));
+      this.host.outcome(this.tool.name, "cancelled");
+      await this.host.release(this);
+      return;
+    }
+    this.signal.addEventListener("abort", this, { once: true });
+    let json: string;
+    let outcome: ToolOutcome;
+    try {
+      const value = await this.tool.handler(args as never, this);
+      const result = toResultJson(value);
+      if (result === null) {
+        json = internalErrorJson(this.requestId);
+        outcome = "error";
+      } else {
+        json = successResponseJson(this.requestId, result);
+        outcome = (value as { isError?: unknown }).isError === true ? "error" : "ok";
+      }
+    } catch {
+      // Never the tool's message or stack: they may name internals (conduit-behavior.md 8.3 #52).
+      json = internalErrorJson(this.requestId);
+      outcome = "error";
+    }
+    this.settle(json, outcome);
+  }
+
+  /** The abort listener (an EventListener object: no closure per call). */
+  handleEvent(): void {
+    if (this.state !== RUNNING) return;
+    this.state = CANCELLED;
+    // The exchange ends now, not when the tool notices (mcp-protocol.md E.3).
+    this.sink.cancel(cancelledResponseJson(this.requestId));
+    const timer = setTimeout(abandonCall, this.host.streamCancelTimeoutMs, this);
+    timer.unref();
+    this.timer = timer;
+  }
+
+  /** The exchange lost its client before it ended. */
+  onDisconnect(): void {
+    if (this.state !== RUNNING || !this.host.cancelOnDisconnect) return;
+    this.cancelWith("disconnect", "client disconnected");
+  }
+
+  /**
+   * Cancels this call for `source`, recording a row under the call's own scope so that
+   * `isCancelled(id, scope)` tells the truth; falls back to aborting the handle alone when no
+   * row can be written (null id, quota reached, store failure).
+   */
+  cancelWith(source: CancellationSource, reason: string): void {
+    if (this.state !== RUNNING) return;
+    if (this.handle.requestId === null) {
+      this.handle.abort(new RequestCancelledError(source, reason));
+      return;
+    }
+    this.host.cancel(this.requestId, reason, this.scope, source).then(
+      (recorded) => {
+        if (!recorded) this.handle.abort(new RequestCancelledError(source, reason));
+      },
+      () => this.handle.abort(new RequestCancelledError(source, reason)),
+    );
+  }
+
+  /** Stream cancel timeout: give up on a tool that ignores its signal. */
+  abandon(): void {
+    if (this.state !== CANCELLED) return;
+    this.state = ABANDONED;
+    this.timer = undefined;
+    this.host.outcome(this.tool.name, "killed");
+    if (channels.toolKilled.hasSubscribers) {
+      channels.toolKilled.publish({
+        tool: this.tool.name,
+        requestId: this.handle.requestId ?? "",
+        scope: this.scope,
+        terminated: false,
+      });
+    }
+    void this.host.release(this);
+  }
+
+  private settle(json: string, outcome: ToolOutcome): void {
+    this.signal.removeEventListener("abort", this);
+    if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
+    if (this.state === CANCELLED) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.host.outcome(this.tool.name, "cancelled");
+      void this.host.release(this);
+      return;
+    }
+    this.state = SETTLED;
+    this.host.outcome(this.tool.name, outcome);
+    // Untracked before the answer is written, so a client that got its answer never sees the
+    // request still in flight; the row is cleared afterwards (the seed's finally order).
+    void this.host.release(this);
+    this.sink.respond(json);
+  }
+}
+
+function abandonCall(call: ToolCall): void {
+  call.abandon();
+}
+
+/** A string → one text item; a result object as is; anything else is a tool bug (null). */
+function toResultJson(value: unknown): string | null {
+  if (typeof value === "string") {
+    return JSON.stringify({ content: [{ type: "text", text: value }] });
+  }
+  if (!isPlainObject(value) || !Array.isArray(value.content)) return null;
+  return JSON.stringify(value);
+}
