@@ -6,12 +6,13 @@
  * lease so a crashed node's in-flight entries are swept by the others (the seed's dead-process
  * sweep, across machines). Redis being away never fails a request: the store fails open.
  */
-import { hostname } from "node:os";
+
 import { randomUUID } from "node:crypto";
-
-import { Cluster, Redis } from "ioredis";
+import { hostname } from "node:os";
 import type { RedisOptions } from "ioredis";
-
+import { Cluster, Redis } from "ioredis";
+import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/memory-store.js";
+import { clockOption, rowLimit } from "../cancellation/options.js";
 import type {
   CancellationRow,
   CancellationStore,
@@ -20,8 +21,6 @@ import type {
   RemoteCancellation,
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
-import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/memory-store.js";
-import { clockOption, rowLimit } from "../cancellation/options.js";
 import { KeyLayout, pairMember } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import { decodeRemoteMessage, encodeRemoteMessage } from "./remote-message.js";
@@ -135,7 +134,6 @@ export class RedisCancellationStore implements CancellationStore {
   /** This node's id (entries and published events carry it). */
   readonly nodeId: string;
   private readonly client: Client;
-  private readonly scripted: ScriptedClient;
   private readonly subscriber: Client;
   private readonly ownsClient: boolean;
   private readonly keys: KeyLayout;
@@ -165,7 +163,11 @@ export class RedisCancellationStore implements CancellationStore {
       throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
     }
     const maxRows = rowLimit("maxRows", options.maxRows, DEFAULT_MAX_ROWS);
-    const maxPerScope = rowLimit("maxRowsPerScope", options.maxRowsPerScope, DEFAULT_MAX_ROWS_PER_SCOPE);
+    const maxPerScope = rowLimit(
+      "maxRowsPerScope",
+      options.maxRowsPerScope,
+      DEFAULT_MAX_ROWS_PER_SCOPE,
+    );
     this.leaseMs = positiveInteger("leaseMs", options.leaseMs, 15_000, 3);
     this.timeoutMs = positiveInteger("commandTimeoutMs", options.commandTimeoutMs, 1_000, 1);
     this.clock = clockOption("clock", options.clock);
@@ -174,7 +176,11 @@ export class RedisCancellationStore implements CancellationStore {
     }
     const nodeId = options.nodeId ?? defaultNodeId();
     if (typeof nodeId !== "string" || !NODE_ID.test(nodeId)) {
-      throw new InvalidOptionError("nodeId", "1 to 128 printable ASCII characters, no spaces", nodeId);
+      throw new InvalidOptionError(
+        "nodeId",
+        "1 to 128 printable ASCII characters, no spaces",
+        nodeId,
+      );
     }
     this.nodeId = nodeId;
     this.maxRowsArg = Number.isFinite(maxRows) ? String(maxRows) : "-1";
@@ -200,7 +206,6 @@ export class RedisCancellationStore implements CancellationStore {
     for (const [name, lua, numberOfKeys] of SCRIPTS) {
       this.client.defineCommand(name, { lua, numberOfKeys });
     }
-    this.scripted = this.client as unknown as ScriptedClient;
 
     this.listen(this.client, "error", (error: unknown) => this.monitor.down(error));
     this.listen(this.client, "close", () => {
@@ -233,7 +238,8 @@ export class RedisCancellationStore implements CancellationStore {
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.floor(this.leaseMs / 3));
     this.leaseTimer.unref();
     if (this.client.status === "ready") this.onReady();
-    else if (this.ownsClient && this.client.status === "wait") void this.client.connect().catch(() => {});
+    else if (this.ownsClient && this.client.status === "wait")
+      void this.client.connect().catch(() => {});
   }
 
   /**
@@ -425,7 +431,10 @@ export class RedisCancellationStore implements CancellationStore {
    * Runs one Redis call with the fail-open policy: not sent while the connection is not ready (no
    * buffering), bounded by `commandTimeoutMs`, and any failure resolves `fallback`.
    */
-  private async call<T>(op: (client: Client & ScriptedClient) => Promise<T>, fallback: T): Promise<T> {
+  private async call<T>(
+    op: (client: Client & ScriptedClient) => Promise<T>,
+    fallback: T,
+  ): Promise<T> {
     if (this.closed) throw new StoreClosedError();
     if (this.client.status !== "ready") return fallback;
     let timer: NodeJS.Timeout | undefined;
@@ -582,11 +591,19 @@ async function quit(client: Client, timeoutMs: number): Promise<void> {
 }
 
 function defaultNodeId(): string {
-  const host = hostname().replace(/[^\x21-\x7e]/g, "").slice(0, 64) || "node";
+  const host =
+    hostname()
+      .replace(/[^\x21-\x7e]/g, "")
+      .slice(0, 64) || "node";
   return `${host}-${process.pid}-${randomUUID().slice(0, 8)}`;
 }
 
-function positiveInteger(option: string, value: number | undefined, fallback: number, min: number): number {
+function positiveInteger(
+  option: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
     throw new InvalidOptionError(option, `an integer ≥ ${min}`, value);

@@ -68,7 +68,10 @@ export function decodeRemoteMessage(raw: unknown): RemoteMessage | null {
   const { scope, requestId, reason, source, node } = m;
   if (m.v !== 1) return null;
   if (typeof scope !== "string" || scope.length > MAX_SCOPE_LENGTH) return null;
-  if (typeof requestId !== "string" || Buffer.byteLength(requestId, "utf8") > MAX_REQUEST_ID_BYTES) {
+  if (
+    typeof requestId !== "string" ||
+    Buffer.byteLength(requestId, "utf8") > MAX_REQUEST_ID_BYTES
+  ) {
     return null;
   }
   if (reason !== null && (typeof reason !== "string" || reason.length > MAX_REASON_LENGTH)) {

@@ -31,6 +31,10 @@ export interface RedisServer {
   pause(): Promise<void>;
   /** Starts again on the same port after `pause()`. */
   start(): Promise<void>;
+  /** SIGSTOP: the server keeps its sockets but answers nothing (a hung Redis). */
+  freeze(): void;
+  /** SIGCONT after `freeze()`. */
+  thaw(): void;
 }
 
 const BINARY = process.env.REDIS_SERVER_BIN ?? "redis-server";
@@ -99,7 +103,18 @@ export async function startRedisServer(): Promise<RedisServer> {
     stderr = "";
     const proc = spawn(
       BINARY,
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+      ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     proc.stderr?.on("data", (chunk: Buffer) => {
@@ -121,7 +136,9 @@ export async function startRedisServer(): Promise<RedisServer> {
     const proc = child;
     if (!proc) return;
     child = null;
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    if (proc.exitCode !== null || (proc.signalCode !== null && proc.signalCode !== "SIGSTOP"))
+      return;
+    proc.kill("SIGCONT");
     await new Promise<void>((resolve) => {
       const kill = setTimeout(() => proc.kill("SIGKILL"), 2_000);
       proc.once("exit", () => {
@@ -138,6 +155,12 @@ export async function startRedisServer(): Promise<RedisServer> {
     port,
     start,
     pause,
+    freeze() {
+      child?.kill("SIGSTOP");
+    },
+    thaw() {
+      child?.kill("SIGCONT");
+    },
     async restart() {
       await pause();
       await start();

@@ -112,7 +112,10 @@ describe("RedisCancellationStore across nodes", { skip: skip ?? false }, () => {
       a.onRemoteCancellation((event) => heard.push(event));
       // Bob cancels id 1 through node B, in his own scope.
       assert.equal(await b.isInFlight("principal:bob", "1"), true);
-      await b.record({ scope: "principal:bob", requestId: "1", reason: null, cancelledAt: 0 }, "notification");
+      await b.record(
+        { scope: "principal:bob", requestId: "1", reason: null, cancelledAt: 0 },
+        "notification",
+      );
       await sleep(50);
       assert.deepEqual(heard, [
         { scope: "principal:bob", requestId: "1", reason: null, source: "notification" },

@@ -80,7 +80,10 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
           ["c:{x}", "z"],
           ["d", "9"],
         ]) {
-          await store.record({ scope: scope as string, requestId: id as string, reason: "r", cancelledAt: now }, "library");
+          await store.record(
+            { scope: scope as string, requestId: id as string, reason: "r", cancelledAt: now },
+            "library",
+          );
         }
         await store.addInFlight("a", "1", "h1");
         const raw = fx.client();
@@ -137,10 +140,14 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
       const raw = fx.client();
       const stats = async () => {
         const info = await raw.info("commandstats");
-        const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+        const calls = (name: string) =>
+          Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
         return { eval: calls("eval"), evalsha: calls("evalsha") };
       };
-      await store.record({ scope: "s", requestId: "warm", reason: null, cancelledAt: 0 }, "library");
+      await store.record(
+        { scope: "s", requestId: "warm", reason: null, cancelledAt: 0 },
+        "library",
+      );
       await raw.config("RESETSTAT");
       await store.record({ scope: "s", requestId: "1", reason: null, cancelledAt: 0 }, "library");
       assert.deepEqual(await stats(), { eval: 0, evalsha: 1 }, "a loaded script runs by SHA");
@@ -213,7 +220,12 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
             stores.flatMap((store, n) =>
               Array.from({ length: 30 }, (_, i) =>
                 store.record(
-                  { scope: `scope-${(n + i) % 7}`, requestId: `${round}-${n}-${i}`, reason: "x", cancelledAt: 0 },
+                  {
+                    scope: `scope-${(n + i) % 7}`,
+                    requestId: `${round}-${n}-${i}`,
+                    reason: "x",
+                    cancelledAt: 0,
+                  },
                   "library",
                 ),
               ),
@@ -253,7 +265,14 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
       a.onRemoteCancellation((event) => heard.push(event));
       const raw = fx.client();
       const channel = `{${prefix}}:cancelled`;
-      const good = { v: 1, scope: "s", requestId: "1", reason: null, source: "notification", node: "node-x" };
+      const good = {
+        v: 1,
+        scope: "s",
+        requestId: "1",
+        reason: null,
+        source: "notification",
+        node: "node-x",
+      };
       const bad: unknown[] = [
         "not json",
         "[]",
@@ -270,7 +289,9 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
       for (const message of bad) await raw.publish(channel, message as string);
       await raw.publish(channel, JSON.stringify(good));
       await sleep(50);
-      assert.deepEqual(heard, [{ scope: "s", requestId: "1", reason: null, source: "notification" }]);
+      assert.deepEqual(heard, [
+        { scope: "s", requestId: "1", reason: null, source: "notification" },
+      ]);
     } finally {
       await fx.close();
     }
