@@ -236,7 +236,9 @@ function tokens(pairs: readonly string[]): Record<string, string> {
     }
     map[secret] = id;
   }
-  return map;
+  // Built on a null prototype so a secret spelled "__proto__" is a key like any other; spreading
+  // copies it as an own property of an ordinary object.
+  return { ...map };
 }
 
 /** Validated here with the library's own parser so a bad value exits 2 instead of crashing. */
