@@ -27,6 +27,8 @@ const NEEDS_WORK = new RegExp(`[${STRIP_CLASS}\\uD800-\\uDFFF]`);
 /** In `u` mode a surrogate range matches only unpaired surrogates (well-formed pairs are one code point). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
 
+/** Any unit at or above U+0300, the first code point that can join a grapheme cluster. */
+const BEYOND_SIMPLE = /[^\u0000-\u02FF]/;
 /** Created once: constructing a segmenter costs far more than using one. */
 const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
@@ -104,6 +106,9 @@ function sanitise(text: string, max: number): string {
   }
   const clamped = head.slice(0, end).replace(LONE_SURROGATE, "").replace(STRIP, "");
   if (clamped.length <= max) return clamped;
+  // Below U+0300 (where combining marks start) no code point extends a cluster, and CR/LF
+  // are stripped, so one unit is one grapheme: skip the segmenter, which costs ~1 µs a cluster.
+  if (!BEYOND_SIMPLE.test(clamped)) return clamped.slice(0, max);
   let count = 0;
   for (const { index } of GRAPHEMES.segment(clamped)) {
     if (count === max) return clamped.slice(0, index);

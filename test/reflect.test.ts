@@ -20,6 +20,25 @@ const STRIPPED: readonly number[] = [
 const STRIPPED_RE = /[\x00-\x1F\x7F-\x9F\u061C\u200B-\u200F\u2028-\u202E\u2060\u2066-\u2069\uFEFF]/;
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
+/** §4.1 steps 2–4 written plainly: per code point, lone surrogates weigh 3 bytes (U+FFFD). */
+function referenceReflect(text: string, max: number): string {
+  let clamped = "";
+  let bytes = 0;
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes + size > 4 * max) break;
+    bytes += size;
+    clamped += char;
+  }
+  const cleaned = clamped
+    .replace(/[\uD800-\uDFFF]/gu, "")
+    .replace(new RegExp(STRIPPED_RE, "g"), "");
+  return [...segmenter.segment(cleaned)]
+    .slice(0, max)
+    .map((s) => s.segment)
+    .join("");
+}
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
@@ -284,6 +303,23 @@ describe("reflectText: properties", () => {
         assert.ok(cleaned.startsWith(out));
       }),
       { numRuns: 500 },
+    );
+  });
+  it("equals a straightforward reference implementation of §4.1 (fast paths included)", () => {
+    const text = fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 300 }),
+      fc.string({ unit: "binary", maxLength: 300 }),
+      fc.string({
+        unit: fc.integer({ min: 0, max: 0x2ff }).map((c) => String.fromCharCode(c)),
+        maxLength: 900,
+      }),
+      fc.string({ unit: "grapheme-ascii", maxLength: 900 }),
+    );
+    fc.assert(
+      fc.property(text, maxArb, (input, max) => {
+        assert.equal(reflectText(input, max), referenceReflect(input, max));
+      }),
+      { numRuns: 1000 },
     );
   });
   it("plain short strings without stripped characters come back unchanged", () => {
