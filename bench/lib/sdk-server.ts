@@ -23,7 +23,8 @@ function buildServer(): McpServer {
   const server = new McpServer({ name: "sdk-bench", version: "1.0.0" });
   server.registerTool(
     "echo",
-    { description: "Returns its text argument", inputSchema: { text: z.string().max(10_000) } },
+    // Same bound as the CLI's echo (MAX_ECHO_CHARS), so both servers validate the same thing.
+    { description: "Returns its text argument", inputSchema: { text: z.string().max(100_000) } },
     async ({ text }) => ({ content: [{ type: "text", text }] }),
   );
   return server;
