@@ -21,7 +21,7 @@ import type {
   RemoteCancellation,
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
-import { KeyLayout, pairMember } from "./key-layout.js";
+import { KeyLayout, pairMember, type Wire, wire } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import { decodeRemoteMessage, encodeRemoteMessage } from "./remote-message.js";
 import {
@@ -69,15 +69,15 @@ type Client = Redis | Cluster;
 
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL on NOSCRIPT). */
 interface ScriptedClient {
-  conduitMcpRecordV1(...args: string[]): Promise<[number, number]>;
-  conduitMcpClearV1(...args: string[]): Promise<number>;
-  conduitMcpExpireV1(...args: string[]): Promise<number>;
-  conduitMcpAddInFlightV1(...args: string[]): Promise<number>;
-  conduitMcpRemoveInFlightV1(...args: string[]): Promise<number>;
-  conduitMcpRenewLeaseV1(...args: string[]): Promise<number>;
-  conduitMcpResyncV1(...args: string[]): Promise<number>;
-  conduitMcpReapNodesV1(...args: string[]): Promise<number>;
-  conduitMcpRetireNodeV1(...args: string[]): Promise<number>;
+  conduitMcpRecordV1(...args: Wire[]): Promise<[number, number]>;
+  conduitMcpClearV1(...args: Wire[]): Promise<number>;
+  conduitMcpExpireV1(...args: Wire[]): Promise<number>;
+  conduitMcpAddInFlightV1(...args: Wire[]): Promise<number>;
+  conduitMcpRemoveInFlightV1(...args: Wire[]): Promise<number>;
+  conduitMcpRenewLeaseV1(...args: Wire[]): Promise<number>;
+  conduitMcpResyncV1(...args: Wire[]): Promise<number>;
+  conduitMcpReapNodesV1(...args: Wire[]): Promise<number>;
+  conduitMcpRetireNodeV1(...args: Wire[]): Promise<number>;
 }
 
 const SCRIPTS: ReadonlyArray<readonly [keyof ScriptedClient, string, number]> = [
@@ -103,9 +103,11 @@ const PREFIX = /^[^{}]{1,128}$/;
 
 /** A local in-flight entry, kept so the node can re-assert its entries after an outage. */
 interface LocalEntry {
+  readonly scope: string;
+  readonly requestId: string;
   readonly field: string;
-  readonly member: string;
-  readonly key: string;
+  readonly member: Wire;
+  readonly key: Wire;
 }
 
 /**
@@ -264,16 +266,18 @@ export class RedisCancellationStore implements CancellationStore {
   async record(row: CancellationRow, source: CancellationSource): Promise<RecordOutcome> {
     const { scope, requestId, reason } = row;
     const payload = encodeRemoteMessage({ scope, requestId, reason, source, node: this.nodeId });
+    const s = wire(scope);
+    const id = wire(requestId);
     const result = await this.call(
       (c) =>
         c.conduitMcpRecordV1(
           this.keys.scopes,
-          this.keys.scopeRows(scope),
-          this.keys.scopeReasons(scope),
+          this.keys.scopeRows(s),
+          this.keys.scopeReasons(s),
           this.keys.time,
           this.keys.luaBase,
-          scope,
-          requestId,
+          s,
+          id,
           String(this.clock()),
           reason === null ? "n" : `s${reason}`,
           this.maxRowsArg,
@@ -290,25 +294,32 @@ export class RedisCancellationStore implements CancellationStore {
   }
 
   async has(scope: string, requestId: string): Promise<boolean> {
-    const score = await this.call((c) => c.zscore(this.keys.scopeRows(scope), requestId), null);
+    const score = await this.call(
+      (c) => c.zscore(this.keys.scopeRows(wire(scope)), wire(requestId)),
+      null,
+    );
     return score !== null;
   }
 
   async reason(scope: string, requestId: string): Promise<string | null | undefined> {
-    const raw = await this.call((c) => c.hget(this.keys.scopeReasons(scope), requestId), null);
+    const raw = await this.call(
+      (c) => c.hget(this.keys.scopeReasons(wire(scope)), wire(requestId)),
+      null,
+    );
     if (raw === null) return undefined;
     return raw === "n" ? null : raw.slice(1);
   }
 
   async clear(scope: string, requestId: string): Promise<boolean> {
+    const s = wire(scope);
     const removed = await this.call(
       (c) =>
         c.conduitMcpClearV1(
           this.keys.scopes,
-          this.keys.scopeRows(scope),
+          this.keys.scopeRows(s),
           this.keys.luaBase,
-          scope,
-          requestId,
+          s,
+          wire(requestId),
         ),
       0,
     );
@@ -316,12 +327,16 @@ export class RedisCancellationStore implements CancellationStore {
   }
 
   async addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
-    const member = pairMember(scope, requestId);
+    const s = wire(scope);
+    const id = wire(requestId);
+    const member = pairMember(s, id);
     // Field = node + space + handle: unique across nodes even if handle ids are only unique locally.
     const entry: LocalEntry = {
+      scope,
+      requestId,
       field: `${this.nodeId} ${handleId}`,
       member,
-      key: this.keys.inFlight(scope, requestId),
+      key: this.keys.inFlight(s, id),
     };
     this.local.set(handleId, entry);
     await this.call(
@@ -340,13 +355,13 @@ export class RedisCancellationStore implements CancellationStore {
 
   async removeInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
     const entry = this.local.get(handleId);
-    if (entry !== undefined && entry.key === this.keys.inFlight(scope, requestId)) {
+    if (entry !== undefined && entry.scope === scope && entry.requestId === requestId) {
       this.local.delete(handleId);
     }
     await this.call(
       (c) =>
         c.conduitMcpRemoveInFlightV1(
-          this.keys.inFlight(scope, requestId),
+          this.keys.inFlight(wire(scope), wire(requestId)),
           this.keys.nodeEntries(this.nodeId),
           `${this.nodeId} ${handleId}`,
         ),
@@ -355,7 +370,7 @@ export class RedisCancellationStore implements CancellationStore {
   }
 
   async isInFlight(scope: string, requestId: string): Promise<boolean> {
-    const n = await this.call((c) => c.exists(this.keys.inFlight(scope, requestId)), 0);
+    const n = await this.call((c) => c.exists(this.keys.inFlight(wire(scope), wire(requestId))), 0);
     return n === 1;
   }
 
@@ -506,7 +521,7 @@ export class RedisCancellationStore implements CancellationStore {
   /** Makes Redis hold exactly this node's live in-flight entries, and the lease. */
   private async resync(): Promise<void> {
     if (this.closed || this.client.status !== "ready") return;
-    const args: string[] = [
+    const args: Wire[] = [
       this.keys.nodeEntries(this.nodeId),
       this.keys.nodes,
       this.keys.lease(this.nodeId),

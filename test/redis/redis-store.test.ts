@@ -112,6 +112,43 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
     });
   });
 
+  it("keeps ids and scopes with lone surrogates apart from U+FFFD (no UTF-8 replacement)", async () => {
+    const fx = new Fixture(server.url);
+    try {
+      // One fixed time: eviction ties go by id, by code point (U+D800 < U+D801 < U+E000 < U+FFFD).
+      const store = await fx.store({
+        maxRows: 4,
+        maxRowsPerScope: Number.POSITIVE_INFINITY,
+        clock: () => 1_000,
+      });
+      const at = { reason: null, cancelledAt: 0 };
+      for (const id of ["\uFFFD", "\uE000", "\uD801"]) {
+        await store.record({ scope: "p:\uDC00", requestId: id, ...at }, "library");
+      }
+      await store.record({ scope: "p:\uDC00", requestId: "\uD800", ...at }, "library");
+      assert.equal(await store.has("p:\uDC00", "\uD800"), true);
+      assert.equal(await store.has("p:\uFFFD", "\uD800"), false);
+      assert.equal(await store.has("p:\uDC00", "\uDFFF"), false);
+      await store.addInFlight("p:\uDC00", "\uD800", "h1");
+      assert.equal(await store.isInFlight("p:\uDC00", "\uD800"), true);
+      assert.equal(await store.isInFlight("p:\uFFFD", "\uFFFD"), false);
+      assert.equal(await store.size(), 4);
+      await store.record({ scope: "other", requestId: "1", ...at }, "library");
+      assert.equal(
+        await store.has("p:\uDC00", "\uD800"),
+        false,
+        "the smallest code point goes first",
+      );
+      assert.equal(await store.has("p:\uDC00", "\uD801"), true);
+      assert.equal(await store.clear("p:\uDC00", "\uD801"), true);
+      assert.equal(await store.clear("p:\uDC00", "\uFFFD"), true);
+      await store.removeInFlight("p:\uDC00", "\uD800", "h1");
+      assert.equal(await store.isInFlight("p:\uDC00", "\uD800"), false);
+    } finally {
+      await fx.close();
+    }
+  });
+
   it("two prefixes on one Redis do not see each other's rows, quotas or events", async () => {
     const fx = new Fixture(server.url);
     try {
