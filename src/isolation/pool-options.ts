@@ -1,0 +1,119 @@
+/**
+ * Options of {@link WorkerPool}, checked at construction so a misconfiguration fails at start-up,
+ * never mid-request (the same rule as the registry's options, issue 2).
+ */
+import { availableParallelism } from "node:os";
+import type { ResourceLimits } from "node:worker_threads";
+
+import { InvalidOptionError } from "../errors.js";
+
+/** What `new WorkerPool(options)` takes; every field is optional. */
+export interface WorkerPoolOptions {
+  /**
+   * Most worker threads alive at once, terminating ones included. Default
+   * `max(1, os.availableParallelism() - 1)`: one core stays with the event loop serving HTTP.
+   */
+  readonly maxWorkers?: number;
+  /**
+   * Most tasks waiting for a worker; one more is refused at once with `WorkerPoolFullError`.
+   * Default 1 000; `0` refuses whenever every worker is busy; `Infinity` disables the bound.
+   */
+  readonly maxQueue?: number;
+  /**
+   * An idle worker is terminated after this many milliseconds (timers are unref'd). Default
+   * 30 000; `Infinity` keeps idle workers (they never keep the process alive either way).
+   */
+  readonly idleTimeoutMs?: number;
+  /** V8 heap and stack limits of every worker; exceeding them kills that worker only. */
+  readonly resourceLimits?: ResourceLimits;
+}
+
+/** The options with defaults applied. */
+export interface ResolvedPoolOptions {
+  readonly maxWorkers: number;
+  readonly maxQueue: number;
+  readonly idleTimeoutMs: number;
+  readonly resourceLimits: ResourceLimits | undefined;
+}
+
+const RESOURCE_LIMIT_KEYS = [
+  "maxOldGenerationSizeMb",
+  "maxYoungGenerationSizeMb",
+  "codeRangeSizeMb",
+  "stackSizeMb",
+] as const;
+
+/**
+ * Applies defaults and checks every option.
+ *
+ * @example
+ * ```ts
+ * resolvePoolOptions({ maxWorkers: 2 }).maxQueue; // 1000
+ * ```
+ */
+export function resolvePoolOptions(options: WorkerPoolOptions = {}): ResolvedPoolOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidOptionError("WorkerPool options", "an object", options);
+  }
+  const { maxWorkers, maxQueue, idleTimeoutMs, resourceLimits } = options;
+  return {
+    maxWorkers: checkMaxWorkers(maxWorkers),
+    maxQueue: checkMaxQueue(maxQueue),
+    idleTimeoutMs: checkIdleTimeout(idleTimeoutMs),
+    resourceLimits: checkResourceLimits(resourceLimits),
+  };
+}
+
+function checkMaxWorkers(value: unknown): number {
+  if (value === undefined) return Math.max(1, availableParallelism() - 1);
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+  throw new InvalidOptionError("maxWorkers", "a positive integer", value);
+}
+
+function checkMaxQueue(value: unknown): number {
+  if (value === undefined) return 1000;
+  if (value === Number.POSITIVE_INFINITY) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  throw new InvalidOptionError("maxQueue", "a non-negative integer or Infinity", value);
+}
+
+function checkIdleTimeout(value: unknown): number {
+  if (value === undefined) return 30_000;
+  if (value === Number.POSITIVE_INFINITY) return value;
+  // setTimeout clamps anything above 2^31 - 1 ms to 1 ms; refuse it instead of surprising.
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 2_147_483_647) {
+    return value;
+  }
+  throw new InvalidOptionError(
+    "idleTimeoutMs",
+    "milliseconds from 0 to 2147483647, or Infinity",
+    value,
+  );
+}
+
+function checkResourceLimits(value: unknown): ResourceLimits | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidOptionError("resourceLimits", "an object", value);
+  }
+  const limits: Record<string, number> = {};
+  for (const [key, limit] of Object.entries(value)) {
+    if (!(RESOURCE_LIMIT_KEYS as readonly string[]).includes(key)) {
+      throw new InvalidOptionError(
+        `resourceLimits.${key}`,
+        `one of ${RESOURCE_LIMIT_KEYS.join(", ")}`,
+        key,
+      );
+    }
+    if (limit === undefined) continue;
+    if (typeof limit !== "number" || !Number.isFinite(limit) || limit <= 0) {
+      throw new InvalidOptionError(
+        `resourceLimits.${key}`,
+        "a positive number of megabytes",
+        limit,
+      );
+    }
+    limits[key] = limit;
+  }
+  return Object.freeze(limits);
+}
