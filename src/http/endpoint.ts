@@ -1,0 +1,298 @@
+/**
+ * The node:http request listener: routing (`/mcp`, `/health`, `/metrics`), Host/Origin checks,
+ * auth, negotiation, the bounded body, classification, sessions, the scope, then the dispatcher
+ * (DESIGN.md, "A request's way"). Everything from the network is hostile: the listener never
+ * throws, never reflects a header, never leaks internals.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+import type { CancellationRegistry } from "../cancellation/index.js";
+import { ErrorCode } from "../errors.js";
+import {
+  clientAddress,
+  type Principal,
+  principalId,
+  scopeOf,
+  type TrustProxy,
+} from "../identity/index.js";
+import {
+  type ClassifiedMessage,
+  classifyEra,
+  classifyMessage,
+  type Dispatcher,
+  errorResponseJson,
+  type LoggingLevel,
+} from "../protocol/index.js";
+import { isWellFormedSessionId, type SessionStore } from "../sessions/index.js";
+import type { Authenticator } from "./authenticate.js";
+import { HttpExchange } from "./exchange.js";
+import { methodLabel, type ServerMetrics } from "./metrics.js";
+import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
+import type { OriginPolicy } from "./origin-policy.js";
+import { BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+import { failResponse, writeEmpty, writeJson } from "./write-response.js";
+
+/** Everything the listener needs, resolved once by the server. */
+export interface EndpointConfig {
+  readonly path: string;
+  readonly dispatcher: Dispatcher;
+  readonly registry: CancellationRegistry;
+  readonly sessions: { readonly store: SessionStore; readonly required: boolean } | null;
+  readonly authenticate: Authenticator | null;
+  readonly trustProxy: TrustProxy;
+  readonly originPolicy: OriginPolicy;
+  readonly maxBodyBytes: number;
+  readonly keepAliveMs: number;
+  readonly metrics: ServerMetrics | null;
+  /** True once close() began: new requests get 503. */
+  readonly closing: () => boolean;
+}
+
+const HEALTH_JSON = '{"status":"ok"}';
+const SESSION_NOT_FOUND = errorResponseJson(
+  null,
+  ErrorCode.InvalidRequest,
+  "Session not found. Send an initialize request to create a new session.",
+);
+const SESSION_REQUIRED = errorResponseJson(
+  null,
+  ErrorCode.InvalidRequest,
+  "Mcp-Session-Id header required. Send an initialize request to obtain one.",
+);
+const UNAUTHORIZED = errorResponseJson(null, ErrorCode.ServerError, "Unauthorized");
+const FORBIDDEN = errorResponseJson(
+  null,
+  ErrorCode.ServerError,
+  "Forbidden: Host or Origin not allowed",
+);
+const TOO_LARGE = errorResponseJson(null, ErrorCode.InvalidRequest, "Request body too large");
+const BAD_CONTENT_TYPE = errorResponseJson(
+  null,
+  ErrorCode.InvalidRequest,
+  "Unsupported Media Type: Content-Type must be application/json",
+);
+const NOT_ACCEPTABLE = errorResponseJson(
+  null,
+  ErrorCode.InvalidRequest,
+  "Not Acceptable: the client must accept application/json or text/event-stream",
+);
+const PARSE_ERROR = errorResponseJson(null, ErrorCode.ParseError, "Parse error");
+const METHOD_NOT_ALLOWED = errorResponseJson(null, ErrorCode.ServerError, "Method not allowed.");
+const SHUTTING_DOWN = errorResponseJson(null, ErrorCode.InternalError, "Server is shutting down");
+const INVALID_REQUEST = "Invalid JSON-RPC 2.0 request";
+
+/**
+ * Builds the request listener.
+ *
+ * @example
+ * ```ts
+ * const listener = createRequestListener(config);
+ * http.createServer(listener).listen(3000);
+ * ```
+ */
+export function createRequestListener(
+  config: EndpointConfig,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { path, dispatcher, sessions, authenticate, metrics, originPolicy } = config;
+  const recorder = metrics === null ? null : metrics.recordRequest;
+  const allowHeader = sessions === null ? "POST" : "POST, DELETE";
+
+  /** A whole answer, counted in the metrics. */
+  function reply(res: ServerResponse, status: number, json: string, method: string | null): void {
+    recorder?.(methodLabel(method), status);
+    writeJson(res, status, json);
+  }
+
+  async function authenticated(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<Principal | null | false> {
+    if (authenticate === null) return null;
+    const principal = await authenticate(req);
+    if (principal !== null) return principal;
+    res.setHeader("www-authenticate", "Bearer");
+    reply(res, 401, UNAUTHORIZED, null);
+    return false;
+  }
+
+  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (config.closing()) {
+      res.setHeader("connection", "close");
+      return reply(res, 503, SHUTTING_DOWN, null);
+    }
+    const principal = await authenticated(req, res);
+    if (principal === false) return;
+    const headers = req.headers;
+    if (!isJsonContentType(headers["content-type"])) return reply(res, 415, BAD_CONTENT_TYPE, null);
+    const accepts = acceptedMediaTypes(headers.accept);
+    if (accepts === 0) return reply(res, 406, NOT_ACCEPTABLE, null);
+    if (declaredTooLarge(headers["content-length"], config.maxBodyBytes)) {
+      // Refused before reading: the connection is closed rather than drained.
+      res.setHeader("connection", "close");
+      return reply(res, 413, TOO_LARGE, null);
+    }
+    let body: Buffer | typeof BODY_TOO_LARGE;
+    try {
+      body = await readBody(req, config.maxBodyBytes);
+    } catch {
+      return; // the client went away mid-body: nobody to answer
+    }
+    if (body === BODY_TOO_LARGE) {
+      res.setHeader("connection", "close");
+      return reply(res, 413, TOO_LARGE, null);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString("utf8"));
+    } catch {
+      return reply(res, 400, PARSE_ERROR, null);
+    }
+    const classified = classifyMessage(parsed);
+    if (classified.kind === "invalid") {
+      return reply(
+        res,
+        400,
+        errorResponseJson(classified.id, ErrorCode.InvalidRequest, INVALID_REQUEST),
+        null,
+      );
+    }
+    if (classified.kind === "response") {
+      // conduit-mcp sends no requests to clients: a response is accepted and ignored.
+      recorder?.("none", 202);
+      return writeEmpty(res, 202);
+    }
+    const method = classified.message.method;
+    const era = classifyEra(single(headers["mcp-protocol-version"]));
+    if (era.era === "rejected") return reply(res, era.status, era.json, method);
+
+    // Sessions (2025 era): a presented id must exist and belong to this principal.
+    let sessionId: string | null = null;
+    let logLevel: LoggingLevel | null = null;
+    if (sessions !== null) {
+      const presented = single(headers["mcp-session-id"]);
+      if (presented !== undefined) {
+        const session = isWellFormedSessionId(presented)
+          ? await sessions.store.get(presented)
+          : undefined;
+        if (session === undefined || session.principalId !== principalId(principal)) {
+          return reply(res, 404, SESSION_NOT_FOUND, method);
+        }
+        sessionId = presented;
+        logLevel = session.logLevel as LoggingLevel | null;
+      } else if (sessions.required && !isInitialize(classified)) {
+        return reply(res, 400, SESSION_REQUIRED, method);
+      }
+    }
+
+    // The scope, fixed once before dispatch: session > principal > client IP bucket.
+    const address =
+      sessionId === null && principalId(principal) === null
+        ? (clientAddress(req.socket.remoteAddress, headers["x-forwarded-for"], config.trustProxy) ??
+          null)
+        : null;
+    const scope = scopeOf({ sessionId, principal, address });
+
+    if (classified.kind === "notification") {
+      const error = await dispatcher.handleNotification(classified.message, scope);
+      if (error === null) {
+        recorder?.(methodLabel(method), 202);
+        return writeEmpty(res, 202);
+      }
+      // conduit-behavior.md 8.3 #59: a refused notification is answered 200 with the error.
+      return reply(res, 200, error, method);
+    }
+
+    const exchange = new HttpExchange(
+      res,
+      (accepts & ACCEPTS_JSON) !== 0,
+      (accepts & ACCEPTS_SSE) !== 0,
+      config.keepAliveMs,
+      recorder === null ? null : recorder,
+      methodLabel(method),
+    );
+    await dispatcher.handleRequest(
+      classified.message,
+      { scope, principal, sessionId, logLevel },
+      exchange,
+    );
+  }
+
+  async function remove(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (sessions === null) {
+      res.setHeader("allow", allowHeader);
+      return reply(res, 405, METHOD_NOT_ALLOWED, null);
+    }
+    const principal = await authenticated(req, res);
+    if (principal === false) return;
+    const presented = single(req.headers["mcp-session-id"]);
+    if (presented === undefined) return reply(res, 400, SESSION_REQUIRED, null);
+    const session = isWellFormedSessionId(presented)
+      ? await sessions.store.get(presented)
+      : undefined;
+    if (session === undefined || session.principalId !== principalId(principal)) {
+      return reply(res, 404, SESSION_NOT_FOUND, null);
+    }
+    await sessions.store.delete(presented);
+    // Ending the session cancels its in-flight requests (conduit-mcp's addition to the original).
+    dispatcher.cancelSession(presented);
+    recorder?.("none", 204);
+    writeEmpty(res, 204);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? "/";
+    const query = url.indexOf("?");
+    const route = query === -1 ? url : url.slice(0, query);
+    if (route === path) {
+      if (!originPolicy.allows(req.headers)) return reply(res, 403, FORBIDDEN, null);
+      switch (req.method) {
+        case "POST":
+          return post(req, res);
+        case "DELETE":
+          return remove(req, res);
+        default:
+          // No standalone GET stream (issue 3): 405, as mcp-protocol.md A.3 allows.
+          res.setHeader("allow", allowHeader);
+          return reply(res, 405, METHOD_NOT_ALLOWED, null);
+      }
+    }
+    if (route === "/health" && (req.method === "GET" || req.method === "HEAD")) {
+      return writeJson(res, 200, HEALTH_JSON);
+    }
+    if (route === "/metrics" && metrics !== null && req.method === "GET") {
+      if (!originPolicy.allows(req.headers)) return writeJson(res, 403, FORBIDDEN);
+      const text = await metrics.render(config.registry);
+      res.writeHead(200, {
+        "content-type": "text/plain; version=0.0.4; charset=utf-8",
+        "content-length": Buffer.byteLength(text),
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      });
+      res.end(text);
+      return;
+    }
+    res.writeHead(404, {
+      "content-type": "text/plain; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    res.end("Not found");
+  }
+
+  return function conduitMcpListener(req: IncomingMessage, res: ServerResponse): void {
+    try {
+      handle(req, res).catch(() => failResponse(res));
+    } catch {
+      failResponse(res);
+    }
+  };
+}
+
+function isInitialize(classified: ClassifiedMessage): boolean {
+  return classified.kind === "request" && classified.message.method === "initialize";
+}
+
+/** A repeated header arrives as an array; only a single value is meaningful here. */
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,75 @@
+/**
+ * Bounded request-body reading. A declared `Content-Length` over the limit is refused before a
+ * byte is read; otherwise the limit is enforced while streaming (chunked bodies), so a hostile
+ * client can never make the server buffer more than `limit` bytes (issue 3: "body over 1 MiB → 413").
+ */
+import type { IncomingMessage } from "node:http";
+
+/** Returned instead of a body when the limit was exceeded. */
+export const BODY_TOO_LARGE: unique symbol = Symbol("conduit-mcp.body-too-large");
+
+/**
+ * Whether the declared `Content-Length` already exceeds `limit` (checked before reading).
+ *
+ * @example
+ * ```ts
+ * if (declaredTooLarge(req.headers["content-length"], 1_048_576)) reply(413);
+ * ```
+ */
+export function declaredTooLarge(contentLength: string | undefined, limit: number): boolean {
+  if (contentLength === undefined) return false;
+  const length = Number(contentLength);
+  return !Number.isFinite(length) || length > limit;
+}
+
+/**
+ * Reads the whole body, at most `limit` bytes. Resolves the bytes, or {@link BODY_TOO_LARGE} as
+ * soon as the limit is crossed (reading stops there); rejects when the client goes away.
+ *
+ * @example
+ * ```ts
+ * const body = await readBody(req, 1_048_576);
+ * if (body === BODY_TOO_LARGE) return reply(413);
+ * ```
+ */
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+): Promise<Buffer | typeof BODY_TOO_LARGE> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      req.removeListener("data", onData);
+      req.removeListener("end", onEnd);
+      req.removeListener("error", onError);
+      req.removeListener("close", onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        resolve(BODY_TOO_LARGE);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error): void => {
+      cleanup();
+      reject(error);
+    };
+    const onClose = (): void => {
+      cleanup();
+      reject(new Error("request closed before its body ended"));
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
+}

@@ -1,0 +1,239 @@
+/**
+ * `createMcpServer`: wires the options into a registry, a dispatcher, a session store and the
+ * node:http listener, and owns the lifecycle (listen, graceful close).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+import { CancellationRegistry } from "../cancellation/index.js";
+import { RequestCancelledError } from "../errors.js";
+import {
+  createAuthenticator,
+  createRequestListener,
+  isLoopbackListenHost,
+  OriginPolicy,
+  ServerMetrics,
+} from "../http/index.js";
+import { parseTrustProxy } from "../identity/index.js";
+import { Dispatcher, type SessionHooks } from "../protocol/index.js";
+import {
+  MemorySessionStore,
+  mintSessionId,
+  SessionJanitor,
+  type SessionStore,
+} from "../sessions/index.js";
+import { type McpServerOptions, resolveOptions } from "./options.js";
+
+/** Where a listening server can be reached. */
+export interface ListenAddress {
+  /** The full endpoint URL, e.g. `http://127.0.0.1:3000/mcp`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * A conduit-mcp server.
+ *
+ * @example
+ * ```ts
+ * const server = createMcpServer({ tools: [echo] });
+ * const { url } = await server.listen({ port: 3000 });
+ * await server.close();
+ * ```
+ */
+export interface McpServer {
+  /** The node:http request listener (usable with any `http.Server`). */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Starts an HTTP server. Defaults: host `127.0.0.1`, port 0 (a free port). */
+  listen(options?: { host?: string; port?: number }): Promise<ListenAddress>;
+  /**
+   * Stops accepting, lets running requests finish for `closeGraceMs`, then aborts them (their
+   * exchanges end at once), stops the janitors and closes the registry if the server created it.
+   * Idempotent.
+   */
+  close(): Promise<void>;
+  /** The cancellation registry the server tracks requests in. */
+  readonly registry: CancellationRegistry;
+}
+
+/**
+ * Creates a server. Throws InvalidOptionError for a bad option.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { createMcpServer, defineTool } from "conduit-mcp";
+ *
+ * const sleep = defineTool({
+ *   name: "sleep",
+ *   input: z.object({ ms: z.number().int().min(0).max(600_000) }),
+ *   handler: async ({ ms }, ctx) => {
+ *     await new Promise((resolve) => setTimeout(resolve, ms, undefined, { signal: ctx.signal }));
+ *     return `slept ${ms} ms`;
+ *   },
+ * });
+ * const server = createMcpServer({ tools: [sleep], sessions: true });
+ * console.log((await server.listen({ port: 3000 })).url);
+ * ```
+ */
+export function createMcpServer(options: McpServerOptions): McpServer {
+  return new ConduitMcpServer(options);
+}
+
+class ConduitMcpServer implements McpServer {
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly registry: CancellationRegistry;
+  private readonly ownsRegistry: boolean;
+  private readonly dispatcher: Dispatcher;
+  private readonly originPolicy: OriginPolicy;
+  private readonly metrics: ServerMetrics | null;
+  private readonly sessionStore: SessionStore | null;
+  private readonly ownsSessionStore: boolean;
+  private readonly janitor: SessionJanitor | null;
+  private readonly closeGraceMs: number;
+  private httpServer: Server | null = null;
+  private closing = false;
+  private closed: Promise<void> | null = null;
+
+  constructor(input: McpServerOptions) {
+    const options = resolveOptions(input);
+    // Constructed first: each throws InvalidOptionError before anything starts.
+    const trustProxy = parseTrustProxy(options.trustProxy);
+    const authenticate = createAuthenticator(options.auth);
+    this.originPolicy = new OriginPolicy(options.allowedOrigins);
+
+    this.ownsRegistry = options.registry === undefined;
+    this.registry = options.registry ?? new CancellationRegistry();
+    this.closeGraceMs = options.closeGraceMs;
+    this.metrics = options.metrics
+      ? new ServerMetrics(options.tools.map((tool) => tool.name))
+      : null;
+    this.metrics?.subscribe();
+
+    let hooks: SessionHooks | null = null;
+    if (options.sessions !== null) {
+      const store =
+        options.sessions.store ??
+        new MemorySessionStore({ maxSessions: options.sessions.maxSessions });
+      this.sessionStore = store;
+      this.ownsSessionStore = options.sessions.store === undefined;
+      const ttlMs = options.sessions.ttlMs;
+      this.janitor = new SessionJanitor(store, ttlMs, Math.min(ttlMs, 60_000));
+      hooks = {
+        async create(principalId, protocolVersion) {
+          const id = mintSessionId();
+          const now = Date.now();
+          const outcome = await store.create({
+            id,
+            principalId,
+            protocolVersion,
+            createdAt: now,
+            lastSeenAt: now,
+            logLevel: null,
+          });
+          return outcome === "created" ? id : null;
+        },
+        async setLogLevel(sessionId, level) {
+          await store.setLogLevel(sessionId, level);
+        },
+      };
+    } else {
+      this.sessionStore = null;
+      this.ownsSessionStore = false;
+      this.janitor = null;
+    }
+
+    this.dispatcher = new Dispatcher({
+      name: options.name,
+      version: options.version,
+      tools: options.tools,
+      registry: this.registry,
+      streamCancelTimeoutMs: options.streamCancelTimeoutMs,
+      cancelOnDisconnect: options.cancelOnDisconnect,
+      observer: this.metrics,
+      sessions: hooks,
+    });
+    this.handler = createRequestListener({
+      path: options.path,
+      dispatcher: this.dispatcher,
+      registry: this.registry,
+      sessions:
+        this.sessionStore === null
+          ? null
+          : { store: this.sessionStore, required: options.requireSession },
+      authenticate,
+      trustProxy,
+      originPolicy: this.originPolicy,
+      maxBodyBytes: options.maxBodyBytes,
+      keepAliveMs: options.keepAliveMs,
+      metrics: this.metrics,
+      closing: () => this.closing,
+    });
+    this.path = options.path;
+  }
+
+  private readonly path: string;
+
+  listen(options: { host?: string; port?: number } = {}): Promise<ListenAddress> {
+    const host = options.host ?? "127.0.0.1";
+    const port = options.port ?? 0;
+    if (this.httpServer !== null || this.closing) {
+      return Promise.reject(new Error("conduit-mcp: listen() was already called"));
+    }
+    // Bound to loopback: only loopback Host/Origin headers (DNS-rebinding protection).
+    this.originPolicy.loopbackOnly = isLoopbackListenHost(host);
+    const server = createServer(this.handler);
+    this.httpServer = server;
+    return new Promise((resolve, reject) => {
+      const onError = (error: Error): void => {
+        this.httpServer = null;
+        reject(error);
+      };
+      server.once("error", onError);
+      server.listen(port, host, () => {
+        server.removeListener("error", onError);
+        const address = server.address() as AddressInfo;
+        const urlHost = address.address.includes(":") ? `[${address.address}]` : address.address;
+        resolve({
+          url: `http://${urlHost}:${address.port}${this.path}`,
+          host: address.address,
+          port: address.port,
+        });
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closing = true;
+    const server = this.httpServer;
+    const serverClosed =
+      server === null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => server.close(() => resolve()));
+    server?.closeIdleConnections();
+    // Grace: running calls may finish on their own.
+    const deadline = Date.now() + this.closeGraceMs;
+    while (this.dispatcher.activeCalls > 0 && Date.now() < deadline) {
+      await delay(Math.min(10, Math.max(1, deadline - Date.now())));
+    }
+    // Then every remaining call is aborted; its exchange ends at once (-32800 or stream end).
+    this.dispatcher.abortAll(new RequestCancelledError("shutdown"));
+    await delay(10);
+    server?.closeAllConnections();
+    await serverClosed;
+    this.janitor?.stop();
+    this.metrics?.unsubscribe();
+    if (this.ownsSessionStore) await this.sessionStore?.close();
+    if (this.ownsRegistry) await this.registry.close();
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

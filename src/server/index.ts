@@ -1,0 +1,31 @@
+/**
+ * The server: `createMcpServer`, its options and lifecycle.
+ *
+ * @example
+ * ```ts
+ * import { createMcpServer, defineTool } from "conduit-mcp";
+ * const server = createMcpServer({ tools: [defineTool({ name: "hi", handler: () => "hi" })] });
+ * await server.listen({ port: 3000 });
+ * ```
+ */
+
+export {
+  defineTool,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from "../protocol/index.js";
+export {
+  createMcpServer,
+  type ListenAddress,
+  type McpServer,
+} from "./create-mcp-server.js";
+export {
+  DEFAULTS,
+  type McpServerOptions,
+  PACKAGE_VERSION,
+  type ResolvedOptions,
+  resolveOptions,
+  type SessionOptions,
+} from "./options.js";

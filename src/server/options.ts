@@ -1,0 +1,268 @@
+/**
+ * `createMcpServer` options, their documented defaults, and their validation. Every bad value
+ * throws {@link InvalidOptionError} at construction, so a misconfiguration fails at start-up and
+ * never mid-request.
+ */
+import { createRequire } from "node:module";
+
+import { CancellationRegistry } from "../cancellation/index.js";
+import { InvalidOptionError } from "../errors.js";
+import type { AuthOptions } from "../http/index.js";
+import type { TrustProxyOption } from "../identity/index.js";
+import type { Tool } from "../protocol/index.js";
+import type { SessionStore } from "../sessions/index.js";
+
+/** Session options (2025-era `Mcp-Session-Id`). */
+export interface SessionOptions {
+  /** Most sessions held at once; `initialize` gets 503 beyond. Default 100 000. */
+  readonly maxSessions?: number;
+  /** Idle time after which the janitor removes a session. Default 30 min. */
+  readonly ttlMs?: number;
+  /** A custom store (e.g. shared); default a {@link MemorySessionStore} of `maxSessions`. */
+  readonly store?: SessionStore;
+}
+
+/**
+ * Options of {@link createMcpServer}. Only `tools` is required.
+ *
+ * @example
+ * ```ts
+ * const options: McpServerOptions = { tools: [echo], sessions: true, auth: { tokens: { s3cret: "alice" } } };
+ * ```
+ */
+export interface McpServerOptions {
+  /** `serverInfo.name`. Default `"conduit-mcp"`. */
+  readonly name?: string;
+  /** `serverInfo.version`. Default the package version. */
+  readonly version?: string;
+  /** The tools served (names must be unique). */
+  readonly tools: readonly Tool[];
+  /** A registry to share (the caller closes it); default a new one the server owns and closes. */
+  readonly registry?: CancellationRegistry;
+  /** The MCP endpoint path. Default `"/mcp"`. */
+  readonly path?: string;
+  /** `true` or options to issue `Mcp-Session-Id` on initialize. Default off (stateless). */
+  readonly sessions?: boolean | SessionOptions;
+  /** Refuse (400) requests other than initialize without a session. Default false; needs sessions. */
+  readonly requireSession?: boolean;
+  /** Bearer tokens and/or a verify hook; 401 when configured and neither authenticates. Default off. */
+  readonly auth?: AuthOptions;
+  /** Which peers may set `X-Forwarded-For` (hop count or CIDR list). Default: trust nothing. */
+  readonly trustProxy?: TrustProxyOption;
+  /** Browser origins allowed (exact `scheme://host[:port]`). Default none (loopback origins only on loopback). */
+  readonly allowedOrigins?: readonly string[];
+  /** Largest accepted body in bytes; 413 beyond. Default 1 048 576. */
+  readonly maxBodyBytes?: number;
+  /** A 2025-era client disconnect cancels its request. Default true. */
+  readonly cancelOnDisconnect?: boolean;
+  /** How long a cancelled tool may keep running before it is abandoned. Default 5 000 ms. */
+  readonly streamCancelTimeoutMs?: number;
+  /** Interval of `: keepalive` comments on open SSE streams; 0 disables. Default 15 000 ms. */
+  readonly keepAliveMs?: number;
+  /** How long close() lets running requests finish before aborting them. Default 5 000 ms. */
+  readonly closeGraceMs?: number;
+  /** Serve `GET /metrics` (Prometheus text). Default false. */
+  readonly metrics?: boolean;
+}
+
+/** Options after validation, with defaults applied. */
+export interface ResolvedOptions {
+  readonly name: string;
+  readonly version: string;
+  readonly tools: readonly Tool[];
+  readonly registry: CancellationRegistry | undefined;
+  readonly path: string;
+  readonly sessions: {
+    readonly maxSessions: number;
+    readonly ttlMs: number;
+    readonly store: SessionStore | undefined;
+  } | null;
+  readonly requireSession: boolean;
+  readonly auth: AuthOptions | undefined;
+  readonly trustProxy: TrustProxyOption;
+  readonly allowedOrigins: readonly string[] | undefined;
+  readonly maxBodyBytes: number;
+  readonly cancelOnDisconnect: boolean;
+  readonly streamCancelTimeoutMs: number;
+  readonly keepAliveMs: number;
+  readonly closeGraceMs: number;
+  readonly metrics: boolean;
+}
+
+/** Documented defaults. */
+export const DEFAULTS = Object.freeze({
+  name: "conduit-mcp",
+  path: "/mcp",
+  maxSessions: 100_000,
+  sessionTtlMs: 30 * 60_000,
+  maxBodyBytes: 1_048_576,
+  cancelOnDisconnect: true,
+  streamCancelTimeoutMs: 5_000,
+  keepAliveMs: 15_000,
+  closeGraceMs: 5_000,
+});
+
+/** The package version, read once (works from `src/server` and from `dist/server`). */
+export const PACKAGE_VERSION: string = readPackageVersion();
+
+function readPackageVersion(): string {
+  try {
+    const pkg = createRequire(import.meta.url)("../../package.json") as { version?: unknown };
+    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+const PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
+
+/**
+ * Validates options and applies defaults.
+ *
+ * @example
+ * ```ts
+ * resolveOptions({ tools: [] }).path; // "/mcp"
+ * ```
+ */
+export function resolveOptions(options: McpServerOptions): ResolvedOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidOptionError("options", "an object", options);
+  }
+  const tools = options.tools;
+  if (!Array.isArray(tools))
+    throw new InvalidOptionError("tools", "an array of defineTool() results", tools);
+  const names = new Set<string>();
+  for (const tool of tools as readonly unknown[]) {
+    const t = tool as Partial<Tool> | null;
+    if (
+      typeof t !== "object" ||
+      t === null ||
+      typeof t.name !== "string" ||
+      typeof t.checkArguments !== "function" ||
+      typeof t.handler !== "function"
+    ) {
+      throw new InvalidOptionError("tools[]", "a defineTool() result", tool);
+    }
+    if (names.has(t.name)) throw new InvalidOptionError("tools", "tools with unique names", t.name);
+    names.add(t.name);
+  }
+  const name = optionalString(options.name, "name") ?? DEFAULTS.name;
+  const version = optionalString(options.version, "version") ?? PACKAGE_VERSION;
+  if (options.registry !== undefined && !(options.registry instanceof CancellationRegistry)) {
+    throw new InvalidOptionError("registry", "a CancellationRegistry", options.registry);
+  }
+  const path = options.path ?? DEFAULTS.path;
+  if (typeof path !== "string" || !PATH.test(path) || path === "/health" || path === "/metrics") {
+    throw new InvalidOptionError(
+      "path",
+      'a URL path starting with "/" (not /health or /metrics)',
+      path,
+    );
+  }
+
+  let sessions: ResolvedOptions["sessions"] = null;
+  const s = options.sessions;
+  if (s === true) {
+    sessions = {
+      maxSessions: DEFAULTS.maxSessions,
+      ttlMs: DEFAULTS.sessionTtlMs,
+      store: undefined,
+    };
+  } else if (typeof s === "object" && s !== null && !Array.isArray(s)) {
+    const maxSessions = s.maxSessions ?? DEFAULTS.maxSessions;
+    if (
+      !(
+        maxSessions === Number.POSITIVE_INFINITY ||
+        (Number.isSafeInteger(maxSessions) && maxSessions >= 0)
+      )
+    ) {
+      throw new InvalidOptionError(
+        "sessions.maxSessions",
+        "a non-negative integer or Infinity",
+        maxSessions,
+      );
+    }
+    const ttlMs = s.ttlMs ?? DEFAULTS.sessionTtlMs;
+    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+      throw new InvalidOptionError("sessions.ttlMs", "a positive integer (ms)", ttlMs);
+    }
+    const store = s.store;
+    if (
+      store !== undefined &&
+      (typeof store !== "object" || store === null || typeof store.get !== "function")
+    ) {
+      throw new InvalidOptionError("sessions.store", "a SessionStore", store);
+    }
+    sessions = { maxSessions, ttlMs, store };
+  } else if (s !== undefined && s !== false) {
+    throw new InvalidOptionError("sessions", "a boolean or { maxSessions?, ttlMs?, store? }", s);
+  }
+  const requireSession = optionalBoolean(options.requireSession, "requireSession") ?? false;
+  if (requireSession && sessions === null) {
+    throw new InvalidOptionError("requireSession", "used together with sessions", requireSession);
+  }
+  const allowedOrigins = options.allowedOrigins;
+  if (allowedOrigins !== undefined && !Array.isArray(allowedOrigins)) {
+    throw new InvalidOptionError("allowedOrigins", "an array of origin strings", allowedOrigins);
+  }
+  return {
+    name,
+    version,
+    tools,
+    registry: options.registry,
+    path,
+    sessions,
+    requireSession,
+    auth: options.auth,
+    trustProxy: options.trustProxy,
+    allowedOrigins,
+    maxBodyBytes: positiveInteger(options.maxBodyBytes, "maxBodyBytes", DEFAULTS.maxBodyBytes),
+    cancelOnDisconnect:
+      optionalBoolean(options.cancelOnDisconnect, "cancelOnDisconnect") ??
+      DEFAULTS.cancelOnDisconnect,
+    streamCancelTimeoutMs: nonNegativeInteger(
+      options.streamCancelTimeoutMs,
+      "streamCancelTimeoutMs",
+      DEFAULTS.streamCancelTimeoutMs,
+    ),
+    keepAliveMs: nonNegativeInteger(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
+    closeGraceMs: nonNegativeInteger(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
+    metrics: optionalBoolean(options.metrics, "metrics") ?? false,
+  };
+}
+
+function optionalString(value: unknown, option: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > 200) {
+    throw new InvalidOptionError(option, "a string of 1-200 characters", value);
+  }
+  return value;
+}
+
+function optionalBoolean(value: unknown, option: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "boolean") throw new InvalidOptionError(option, "a boolean", value);
+  return value;
+}
+
+function positiveInteger(value: unknown, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidOptionError(option, "a positive integer", value);
+  }
+  return value;
+}
+
+/** Timer values: setTimeout clamps above 2^31-1 ms, so larger values are refused. */
+function nonNegativeInteger(value: unknown, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== "number" ||
+    !Number.isSafeInteger(value) ||
+    value < 0 ||
+    value > 2_147_483_647
+  ) {
+    throw new InvalidOptionError(option, "an integer from 0 to 2147483647 (ms)", value);
+  }
+  return value;
+}

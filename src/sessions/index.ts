@@ -1,0 +1,18 @@
+/**
+ * Sessions (2025-era `Mcp-Session-Id`): the store contract, the bounded memory store, id minting
+ * and the TTL janitor.
+ *
+ * @example
+ * ```ts
+ * import { MemorySessionStore, mintSessionId } from "conduit-mcp";
+ * const store = new MemorySessionStore({ maxSessions: 1000 });
+ * ```
+ */
+export {
+  DEFAULT_MAX_SESSIONS,
+  MemorySessionStore,
+  type MemorySessionStoreOptions,
+} from "./memory-session-store.js";
+export { isWellFormedSessionId, mintSessionId } from "./session-id.js";
+export { SessionJanitor } from "./session-janitor.js";
+export type { SessionCreateOutcome, SessionRecord, SessionStore } from "./session-store.js";
