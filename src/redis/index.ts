@@ -14,4 +14,5 @@ export {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
 } from "./redis-cancellation-store.js";
+export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
 export { decodeRemoteMessage, encodeRemoteMessage, type RemoteMessage } from "./remote-message.js";

@@ -1,0 +1,111 @@
+/**
+ * RedisSessionStore: sessions shared by nodes on one Redis (issue 5), with the memory store's
+ * rules (bounded, refreshed on get, idle TTL strictly greater) and fail-open behaviour.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+
+import { RedisSessionStore } from "../../src/redis/index.js";
+import type { SessionRecord } from "../../src/sessions/session-store.js";
+import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
+import { freshPrefix } from "./helpers.js";
+
+const skip = redisSkipReason();
+
+function session(id: string, at: number): SessionRecord {
+  return {
+    id,
+    principalId: null,
+    protocolVersion: "2025-11-25",
+    createdAt: at,
+    lastSeenAt: at,
+    logLevel: null,
+  };
+}
+
+describe("RedisSessionStore", { skip: skip ?? false }, () => {
+  let server: RedisServer;
+  const stores: RedisSessionStore[] = [];
+  async function make(options: Partial<ConstructorParameters<typeof RedisSessionStore>[0]> = {}) {
+    const store = new RedisSessionStore({
+      redis: server.url,
+      prefix: freshPrefix("sess"),
+      logger: () => {},
+      ...options,
+    });
+    stores.push(store);
+    assert.ok(await store.ready(5_000));
+    return store;
+  }
+
+  before(async () => {
+    server = await startRedisServer();
+  });
+  after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await server?.stop();
+  });
+
+  it("two nodes share sessions: create on one, get, set level and delete on the other", async () => {
+    let now = 1_000;
+    const prefix = freshPrefix("shared");
+    const a = await make({ prefix, clock: () => now });
+    const b = await make({ prefix, clock: () => now });
+    assert.equal(await a.create({ ...session("s1", now), principalId: "alice" }), "created");
+    now = 2_000;
+    const seen = await b.get("s1");
+    assert.deepEqual(seen, { ...session("s1", 1_000), principalId: "alice", lastSeenAt: 2_000 });
+    assert.equal(await b.setLogLevel("s1", "debug"), true);
+    assert.equal((await a.get("s1"))?.logLevel, "debug");
+    assert.equal(await a.setLogLevel("nope", "debug"), false);
+    assert.equal(await b.size(), 1);
+    assert.equal(await b.delete("s1"), true);
+    assert.equal(await a.delete("s1"), false);
+    assert.equal(await a.get("s1"), undefined);
+  });
+
+  it("is bounded across nodes; 0 refuses all; an existing id may be re-created", async () => {
+    const prefix = freshPrefix("bound");
+    const a = await make({ prefix, maxSessions: 2 });
+    const b = await make({ prefix, maxSessions: 2 });
+    assert.equal(await a.create(session("1", 0)), "created");
+    assert.equal(await b.create(session("2", 0)), "created");
+    assert.equal(await a.create(session("3", 0)), "full");
+    assert.equal(await b.create(session("2", 5)), "created");
+    const none = await make({ maxSessions: 0 });
+    assert.equal(await none.create(session("x", 0)), "full");
+  });
+
+  it("cleanup removes sessions idle strictly longer than the TTL; get refreshes", async () => {
+    let now = 0;
+    const store = await make({ clock: () => now });
+    await store.create(session("old", 0));
+    await store.create(session("edge", 0));
+    await store.create(session("kept", 0));
+    now = 100;
+    await store.get("kept");
+    now = 70;
+    assert.equal(await store.cleanup(50, 70), 2, "old and edge are 70 ms idle");
+    assert.equal(await store.get("old"), undefined);
+    assert.equal(await store.cleanup(50, 150), 0, "kept is exactly 50 ms idle: kept");
+    assert.equal(await store.size(), 1);
+  });
+
+  it("fails open while Redis is down and reports once", async () => {
+    const log: string[] = [];
+    const store = await make({ logger: (m) => log.push(m) });
+    await server.pause();
+    try {
+      assert.equal(await store.create(session("d", 0)), "created");
+      assert.equal(await store.get("d"), undefined);
+      assert.equal(await store.delete("d"), false);
+      assert.equal(await store.size(), 0);
+      assert.equal(log.length, 1);
+    } finally {
+      await server.start();
+    }
+    assert.ok(await store.ready(10_000));
+    assert.equal(await store.create(session("d", 0)), "created");
+    assert.notEqual(await store.get("d"), undefined);
+  });
+});
