@@ -121,6 +121,10 @@ export async function startRedisServer(): Promise<RedisServer> {
       if (stderr.length < 4_000) stderr += chunk.toString();
     });
     child = proc;
+    // Never leave a server behind, even when a test run ends abruptly.
+    const reap = () => proc.kill("SIGKILL");
+    process.once("exit", reap);
+    proc.once("exit", () => process.off("exit", reap));
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) break;
