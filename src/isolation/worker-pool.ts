@@ -264,6 +264,7 @@ export class WorkerPool {
     script ??= workerScript();
     const worker = new Worker(script.specifier, {
       eval: script.eval,
+      ...(script.execArgv === undefined ? {} : { execArgv: script.execArgv }),
       ...(this.#options.resourceLimits === undefined
         ? {}
         : { resourceLimits: this.#options.resourceLimits }),

@@ -15,7 +15,12 @@
 export interface WorkerScript {
   readonly specifier: URL | string;
   readonly eval: boolean;
+  /** Node flags of the worker; undefined inherits the process's `execArgv`. */
+  readonly execArgv: string[] | undefined;
 }
+
+/** Flags that load a module before the entry, each followed by its module (or `=module`). */
+const PRELOAD_FLAGS = new Set(["--import", "--require", "-r", "--loader", "--experimental-loader"]);
 
 /**
  * The worker's start-up script for the build this module belongs to.
@@ -29,17 +34,54 @@ export interface WorkerScript {
 export function workerScript(moduleUrl: string = import.meta.url): WorkerScript {
   const fromSources = moduleUrl.endsWith(".ts");
   const entry = new URL(fromSources ? "./worker-entry.ts" : "./worker-entry.js", moduleUrl);
-  if (!fromSources) return { specifier: entry, eval: false };
+  if (!fromSources) return { specifier: entry, eval: false, execArgv: undefined };
   let tsxApi: string;
   try {
     tsxApi = import.meta.resolve("tsx/esm/api");
   } catch {
     // A runtime that runs TypeScript by itself (e.g. type stripping) loads the entry directly.
-    return { specifier: entry, eval: false };
+    return { specifier: entry, eval: false, execArgv: undefined };
   }
   // Evaluated as a CommonJS script in the worker; a failure surfaces as the worker's error.
   const bootstrap =
     `import(${JSON.stringify(tsxApi)})` +
     `.then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return { specifier: bootstrap, eval: true };
+  // The inherited tsx preload is dropped: it only costs start-up time on Node 20 (where it skips
+  // workers) and would register tsx a second time where it does not.
+  return { specifier: bootstrap, eval: true, execArgv: withoutTsxPreload(process.execArgv) };
+}
+
+/**
+ * `execArgv` without the flags that preload tsx (`--import tsx`, `--import=tsx/esm`, the
+ * absolute paths the tsx CLI passes); every other flag is kept.
+ *
+ * @example
+ * ```ts
+ * withoutTsxPreload(["--import", "tsx", "--enable-source-maps"]); // ["--enable-source-maps"]
+ * ```
+ */
+export function withoutTsxPreload(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i] ?? "";
+    const equals = flag.indexOf("=");
+    const name = equals === -1 ? flag : flag.slice(0, equals);
+    if (PRELOAD_FLAGS.has(name)) {
+      const value = equals === -1 ? (execArgv[i + 1] ?? "") : flag.slice(equals + 1);
+      if (isTsx(value)) {
+        if (equals === -1) i += 1;
+        continue;
+      }
+    }
+    kept.push(flag);
+  }
+  return kept;
+}
+
+function isTsx(specifier: string): boolean {
+  return (
+    specifier === "tsx" ||
+    specifier.startsWith("tsx/") ||
+    /[\\/]node_modules[\\/]tsx[\\/]/.test(specifier)
+  );
 }
