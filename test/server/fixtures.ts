@@ -22,7 +22,10 @@ export interface Probe {
 /** Probes by tag (the `tag` argument of the probed tools). */
 export const probes = new Map<string, Probe>();
 
-function probe(tag: string, ctx: { signal: AbortSignal; scope: string; requestId: unknown }): Probe {
+function probe(
+  tag: string,
+  ctx: { signal: AbortSignal; scope: string; requestId: unknown },
+): Probe {
   const p: Probe = {
     startedAt: performance.now(),
     abortedAt: null,
@@ -83,7 +86,11 @@ export function testTools(): Tool[] {
     defineTool({
       name: "count",
       description: "Counts with progress",
-      input: z.object({ to: z.number().int().min(1).max(100), intervalMs: z.number().int().min(0).default(5), tag: z.string().default("count") }),
+      input: z.object({
+        to: z.number().int().min(1).max(100),
+        intervalMs: z.number().int().min(0).default(5),
+        tag: z.string().default("count"),
+      }),
       handler: async ({ to, intervalMs, tag }, ctx) => {
         const p = probe(tag, ctx);
         for (let i = 1; i <= to; i++) {
@@ -150,7 +157,12 @@ export async function rpc(
 }
 
 /** A tools/call body. */
-export function callBody(id: string | number, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) {
+export function callBody(
+  id: string | number,
+  name: string,
+  args: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+) {
   return {
     jsonrpc: "2.0",
     id,
@@ -169,7 +181,11 @@ export function cancelBody(requestId: unknown, reason?: unknown) {
 }
 
 /** Waits until `check()` is true, polling every 5 ms, failing after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 2000, what = "condition"): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 2000,
+  what = "condition",
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -86,9 +86,14 @@ describe("official SDK 1.x client", () => {
   test("progress reaches onprogress before the result", async () => {
     const client = await connect();
     const seen: Array<{ progress: number; total?: number }> = [];
-    const result = await client.callTool({ name: "count", arguments: { to: 3, intervalMs: 5 } }, undefined, {
-      onprogress: (p) => seen.push({ progress: p.progress, ...(p.total === undefined ? {} : { total: p.total }) }),
-    });
+    const result = await client.callTool(
+      { name: "count", arguments: { to: 3, intervalMs: 5 } },
+      undefined,
+      {
+        onprogress: (p) =>
+          seen.push({ progress: p.progress, ...(p.total === undefined ? {} : { total: p.total }) }),
+      },
+    );
     assert.deepEqual(result.content, [{ type: "text", text: "counted to 3" }]);
     assert.deepEqual(seen, [
       { progress: 1, total: 3 },
@@ -108,7 +113,11 @@ describe("official SDK 1.x client", () => {
     await client.connect(new StreamableHTTPClientTransport(url));
     const result = await client.callTool({ name: "chatty", arguments: {} });
     assert.deepEqual(result.content, [{ type: "text", text: "logged" }]);
-    assert.deepEqual(messages, ["Tool execution started", "a debug line", { detail: "Tool execution completed" }]);
+    assert.deepEqual(messages, [
+      "Tool execution started",
+      "a debug line",
+      { detail: "Tool execution completed" },
+    ]);
     await client.close();
   });
 
@@ -116,15 +125,21 @@ describe("official SDK 1.x client", () => {
     const client = await connect();
     const soft = await client.callTool({ name: "soft_fail", arguments: {} });
     assert.equal(soft.isError, true);
-    await assert.rejects(client.callTool({ name: "boom", arguments: {} }), (error: Error & { code?: number }) => {
-      assert.equal(error.code, -32603);
-      assert.doesNotMatch(error.message, /database|10\.0\.0\.5|sensitive/);
-      return true;
-    });
-    await assert.rejects(client.callTool({ name: "nope", arguments: {} }), (error: Error & { code?: number }) => {
-      assert.equal(error.code, -32602);
-      return true;
-    });
+    await assert.rejects(
+      client.callTool({ name: "boom", arguments: {} }),
+      (error: Error & { code?: number }) => {
+        assert.equal(error.code, -32603);
+        assert.doesNotMatch(error.message, /database|10\.0\.0\.5|sensitive/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      client.callTool({ name: "nope", arguments: {} }),
+      (error: Error & { code?: number }) => {
+        assert.equal(error.code, -32602);
+        return true;
+      },
+    );
     await client.close();
   });
 });
