@@ -60,7 +60,6 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  process.stdout.write(`${running.line}\n`);
 
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
@@ -90,6 +89,9 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+  // Only now: whoever waits for this line may signal us the moment it arrives (stdout to a pipe
+  // is written synchronously), so the handlers must already be in place.
+  process.stdout.write(`${running.line}\n`);
 }
 
 await main();
