@@ -200,8 +200,16 @@ async function main(): Promise<number> {
     await stopServer(child);
   }
   const bad = outcomes.filter((o) => o.exitCode !== 0);
+  let passed = 0;
+  let failed = 0;
+  for (const { summary } of outcomes) {
+    const counts = /Passed: (\d+)\/\d+, (\d+) failed/.exec(summary);
+    passed += Number(counts?.[1] ?? 0);
+    failed += Number(counts?.[2] ?? 0);
+  }
+  console.log(`\nchecks: ${passed} passed, ${failed} failed`);
   console.log(
-    `\nconformance (stable): ${outcomes.length - bad.length}/${outcomes.length} scenarios as expected` +
+    `conformance (stable): ${outcomes.length - bad.length}/${outcomes.length} scenarios as expected` +
       ` (baseline ${baseline.slice(root.length + 1)}); results under ${outputRoot.slice(root.length + 1)}/`,
   );
   if (bad.length > 0) console.log(`unexpected: ${bad.map((o) => o.scenario).join(", ")}`);
