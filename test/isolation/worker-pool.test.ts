@@ -46,7 +46,7 @@ async function cpuDuring(ms: number): Promise<{ cpuMs: number; wallMs: number }>
 }
 
 // Runs alone, before the concurrent tests, so that nothing else burns CPU while it measures.
-test("kill terminates a CPU loop that never checks its signal: process CPU time stops growing", async () => {
+test("kill terminates a CPU loop that never checks its signal: process CPU time stops growing", async (t) => {
   const pool = new WorkerPool({ maxWorkers: 1, idleTimeoutMs: 100 });
   try {
     const { onProgress, started } = firstProgress();
@@ -57,7 +57,7 @@ test("kill terminates a CPU loop that never checks its signal: process CPU time 
     // The assumption behind the measure: a worker thread's CPU counts in process.cpuUsage().
     const busy = await cpuDuring(300);
     assert.ok(
-      busy.cpuMs > busy.wallMs * 0.25,
+      busy.cpuMs > busy.wallMs * 0.2,
       `a spinning worker shows in process CPU time (${busy.cpuMs} ms in ${busy.wallMs} ms)`,
     );
 
@@ -68,8 +68,11 @@ test("kill terminates a CPU loop that never checks its signal: process CPU time 
     await drained(pool);
 
     const after = await cpuDuring(300);
+    t.diagnostic(
+      `process CPU over ~300 ms: ${busy.cpuMs.toFixed(1)} ms while spinning, ${after.cpuMs.toFixed(1)} ms after the kill`,
+    );
     assert.ok(
-      after.cpuMs < after.wallMs * 0.15 && after.cpuMs < busy.cpuMs / 2,
+      after.cpuMs < after.wallMs * 0.1 && after.cpuMs < busy.cpuMs / 3,
       `CPU time stopped growing (${after.cpuMs} ms in ${after.wallMs} ms after the kill)`,
     );
 
