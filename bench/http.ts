@@ -84,7 +84,8 @@ if (wanted.size > 0 || TARGETS.length === 0) {
 const fullRun = TARGETS.length === ALL_TARGETS.length;
 
 /** Several sequential requests per target: each must be HTTP 200 with the echoed text. */
-async function preflight(spec: TargetSpec, url: string): Promise<void> {
+async function preflight(spec: TargetSpec, url: string): Promise<string> {
+  let contentType = "";
   for (let id = 1; id <= 5; id++) {
     const res = await fetch(url, {
       method: "POST",
@@ -93,12 +94,14 @@ async function preflight(spec: TargetSpec, url: string): Promise<void> {
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
+    contentType = res.headers.get("content-type")?.split(";")[0] ?? "";
     try {
       parseEchoResponse(res.status, res.headers.get("content-type"), text, id);
     } catch (error) {
       throw new Error(`pre-flight failed for ${spec.label} (${url}): ${(error as Error).message}`);
     }
   }
+  return contentType;
 }
 
 let nextId = 1_000;
@@ -140,6 +143,7 @@ const fmt = (n: number, digits = 0): string =>
 
 async function main(): Promise<void> {
   const running = new Map<TargetSpec["key"], RunningTarget>();
+  const answerType = new Map<TargetSpec["key"], string>();
   const cleanup = async (): Promise<void> => {
     await Promise.all([...running.values()].map((target) => target.stop()));
   };
@@ -148,7 +152,7 @@ async function main(): Promise<void> {
     for (const spec of TARGETS) {
       const target = await startTarget(spec.script);
       running.set(spec.key, target);
-      await preflight(spec, target.url);
+      answerType.set(spec.key, await preflight(spec, target.url));
       console.error(`pre-flight ok: ${spec.label} at ${target.url}`);
     }
     const urlOf = (spec: TargetSpec): string => (running.get(spec.key) as RunningTarget).url;
@@ -183,11 +187,12 @@ async function main(): Promise<void> {
     const rows = TARGETS.map((spec) => {
       const m = med(spec.key);
       const all = (results.get(spec.key) ?? []).map((r) => fmt(r.rps)).join(" / ");
-      return `| ${spec.label} | ${fmt(m.rps)} | ${m.p50} | ${m.p99} | ${all} |`;
+      const answer = answerType.get(spec.key) ?? "?";
+      return `| ${spec.label} | ${fmt(m.rps)} | ${m.p50} | ${m.p99} | ${all} | ${answer} |`;
     });
     const table = [
-      "| target | req/s (median) | p50 ms | p99 ms | req/s per round |",
-      "| --- | ---: | ---: | ---: | --- |",
+      "| target | req/s (median) | p50 ms | p99 ms | req/s per round | answer |",
+      "| --- | ---: | ---: | ---: | --- | --- |",
       ...rows,
     ].join("\n");
     const ratios = fullRun
