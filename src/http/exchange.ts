@@ -23,6 +23,8 @@ const DONE = 2;
 const RESOLVED: Promise<void> = Promise.resolve();
 const EXCHANGE = Symbol("conduit-mcp.exchange");
 const KEEP_ALIVE = ": keepalive\n\n";
+/** One shared reason: `abort()` without one would build a DOMException (and its stack) per request. */
+const EXCHANGE_ENDED = Object.freeze({ name: "ExchangeEnded", message: "the HTTP exchange ended" });
 
 type TaggedResponse = ServerResponse & { [EXCHANGE]?: HttpExchange };
 
@@ -75,7 +77,7 @@ export class HttpExchange implements ResponseSink {
   get lifetime(): AbortSignal {
     if (this.controller === null) {
       this.controller = new AbortController();
-      if (this.state === DONE) this.controller.abort();
+      if (this.state === DONE) this.controller.abort(EXCHANGE_ENDED);
     }
     return this.controller.signal;
   }
@@ -158,7 +160,7 @@ export class HttpExchange implements ResponseSink {
       clearInterval(this.keepAlive);
       this.keepAlive = undefined;
     }
-    this.controller?.abort();
+    this.controller?.abort(EXCHANGE_ENDED);
     this.recorder?.(this.method, status);
   }
 
