@@ -18,13 +18,15 @@
  */
 import { compareCodePoints } from "./code-point-order.js";
 
-/** A row as the memory store keeps it; mutated in place when re-cancelled. */
+/** A row as the memory store keeps it. */
 export interface StoredRow {
   readonly scope: string;
   readonly requestId: string;
-  reason: string | null;
+  readonly reason: string | null;
   /** Non-decreasing across the store (see MemoryCancellationStore), so Map order is time order. */
-  cancelledAt: number;
+  readonly cancelledAt: number;
+  /** Write order across the whole store (for snapshots; eviction never needs it). */
+  readonly sequence: number;
 }
 
 /** Scope → (request id → row), each inner Map in non-decreasing `cancelledAt` order. */
