@@ -58,7 +58,10 @@ export type ConduitErrorCode =
   | "CONDUIT_ERR_REQUEST_CANCELLED"
   | "CONDUIT_ERR_STORE_CLOSED"
   | "CONDUIT_ERR_STORE_UNAVAILABLE"
-  | "CONDUIT_ERR_TOOL_KILLED";
+  | "CONDUIT_ERR_TOOL_KILLED"
+  | "CONDUIT_ERR_TOOL_FAILED"
+  | "CONDUIT_ERR_POOL_FULL"
+  | "CONDUIT_ERR_POOL_CLOSED";
 
 /** Base class of every local error: a stable `code`, a `name` and an optional `cause`. */
 export class ConduitError extends Error {
@@ -136,6 +139,89 @@ export class RequestCancelledError extends ConduitError {
 export class StoreClosedError extends ConduitError {
   constructor() {
     super("CONDUIT_ERR_STORE_CLOSED", "the cancellation store is closed");
+  }
+}
+
+/**
+ * An isolated tool's worker thread was terminated (`task.kill()` at the stream cancel timeout,
+ * or `pool.close()`), so the run ends without a result (issue 4, "Stream cancel timeout").
+ *
+ * @example
+ * ```ts
+ * const task = pool.start(handler, args);
+ * task.kill();
+ * await task.result.catch((e) => e instanceof ToolKilledError); // true
+ * ```
+ */
+export class ToolKilledError extends ConduitError {
+  constructor() {
+    super(
+      "CONDUIT_ERR_TOOL_KILLED",
+      "the isolated tool was killed: its worker thread was terminated",
+    );
+  }
+}
+
+/**
+ * An isolated tool failed: it threw (or rejected), or its worker died under it (uncaught
+ * exception, `process.exit`, out of memory under `resourceLimits`). The tool's own error is the
+ * `cause`, rebuilt from its name, message and stack: for local logs only, never for the wire
+ * (DESIGN.md: "Never leak internals"); the server answers -32603.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IsolatedToolError && error.crashed) console.log("worker died", error.exitCode);
+ * ```
+ */
+export class IsolatedToolError extends ConduitError {
+  /** True when the worker thread died rather than the tool throwing. */
+  readonly crashed: boolean;
+  /** The worker's exit code when it died, else null. */
+  readonly exitCode: number | null;
+
+  constructor(crashed: boolean, exitCode: number | null, cause: unknown) {
+    super(
+      "CONDUIT_ERR_TOOL_FAILED",
+      crashed
+        ? `the isolated tool's worker thread died (exit code ${exitCode})`
+        : "the isolated tool failed",
+      { cause },
+    );
+    this.crashed = crashed;
+    this.exitCode = exitCode;
+  }
+}
+
+/**
+ * Every worker is busy and the queue holds `maxQueue` tasks: the run is refused at once rather
+ * than queued without bound.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof WorkerPoolFullError) answerServerBusy();
+ * ```
+ */
+export class WorkerPoolFullError extends ConduitError {
+  constructor(maxQueue: number) {
+    super(
+      "CONDUIT_ERR_POOL_FULL",
+      `the worker pool is busy and its queue is full (${maxQueue} tasks)`,
+    );
+  }
+}
+
+/**
+ * The pool was closed: a queued task is dropped, a new one refused.
+ *
+ * @example
+ * ```ts
+ * await pool.close();
+ * await pool.run(handler, args); // rejects with WorkerPoolClosedError
+ * ```
+ */
+export class WorkerPoolClosedError extends ConduitError {
+  constructor() {
+    super("CONDUIT_ERR_POOL_CLOSED", "the worker pool is closed");
   }
 }
 

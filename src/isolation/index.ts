@@ -13,12 +13,10 @@
  */
 export {
   IsolatedToolError,
-  IsolationError,
-  type IsolationErrorCode,
   ToolKilledError,
   WorkerPoolClosedError,
   WorkerPoolFullError,
-} from "./errors.js";
+} from "../errors.js";
 export type { IsolatedToolContext, IsolatedToolFunction } from "./isolated-context.js";
 export { type IsolatedHandler, isIsolatedHandler, isolatedHandler } from "./isolated-handler.js";
 export type { ResolvedPoolOptions, WorkerPoolOptions } from "./pool-options.js";

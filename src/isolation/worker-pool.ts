@@ -9,14 +9,14 @@
 import { Worker } from "node:worker_threads";
 
 import type { RequestId } from "../cancellation/types.js";
-import { RequestCancelledError } from "../errors.js";
-import type { LoggingLevel } from "../protocol/logging.js";
 import {
   IsolatedToolError,
+  RequestCancelledError,
   ToolKilledError,
   WorkerPoolClosedError,
   WorkerPoolFullError,
-} from "./errors.js";
+} from "../errors.js";
+import type { LoggingLevel } from "../protocol/logging.js";
 import type { IsolatedHandler } from "./isolated-handler.js";
 import type { CancelReason, FromWorkerMessage, SerializedError } from "./messages.js";
 import {
