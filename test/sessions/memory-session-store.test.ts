@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import { InvalidOptionError } from "../../src/errors.js";
+import {
+  isWellFormedSessionId,
+  MemorySessionStore,
+  mintSessionId,
+  SessionJanitor,
+} from "../../src/sessions/index.js";
+
+const record = (id: string, at: number) => ({
+  id,
+  principalId: null,
+  protocolVersion: "2025-11-25",
+  createdAt: at,
+  lastSeenAt: at,
+  logLevel: null,
+});
+
+describe("MemorySessionStore", () => {
+  test("is bounded: a full store refuses new sessions", async () => {
+    const store = new MemorySessionStore({ maxSessions: 2 });
+    assert.equal(await store.create(record("a", 0)), "created");
+    assert.equal(await store.create(record("b", 0)), "created");
+    assert.equal(await store.create(record("c", 0)), "full");
+    assert.equal(await store.size(), 2);
+    assert.equal(await new MemorySessionStore({ maxSessions: 0 }).create(record("x", 0)), "full");
+  });
+
+  test("get refreshes lastSeenAt; cleanup removes sessions idle strictly longer than the TTL", async () => {
+    let now = 1000;
+    const store = new MemorySessionStore({ clock: () => now });
+    await store.create(record("old", 0));
+    await store.create(record("used", 0));
+    now = 5000;
+    await store.get("used");
+    assert.equal(await store.cleanup(5000, 5000), 0, "exactly the TTL is kept");
+    assert.equal(await store.cleanup(4999, 5000), 1);
+    assert.equal(await store.get("old"), undefined);
+    assert.equal((await store.get("used"))?.lastSeenAt, 5000);
+  });
+
+  test("setLogLevel and delete", async () => {
+    const store = new MemorySessionStore();
+    await store.create(record("s", 0));
+    assert.equal(await store.setLogLevel("s", "error"), true);
+    assert.equal((await store.get("s"))?.logLevel, "error");
+    assert.equal(await store.setLogLevel("nope", "error"), false);
+    assert.equal(await store.delete("s"), true);
+    assert.equal(await store.delete("s"), false);
+  });
+
+  test("bad maxSessions throws", () => {
+    for (const maxSessions of [-1, 1.5, Number.NaN]) {
+      assert.throws(() => new MemorySessionStore({ maxSessions }), InvalidOptionError);
+    }
+  });
+
+  test("the janitor sweeps and stops", async () => {
+    const store = new MemorySessionStore();
+    await store.create(record("stale", 0));
+    const janitor = new SessionJanitor(store, 10, 60_000, () => 1000);
+    assert.equal(await janitor.sweep(), 1);
+    janitor.stop();
+    janitor.stop();
+  });
+});
+
+describe("session ids", () => {
+  test("192 bits, base64url, visible ASCII, unique", () => {
+    const ids = new Set(Array.from({ length: 1000 }, mintSessionId));
+    assert.equal(ids.size, 1000);
+    for (const id of ids) {
+      assert.match(id, /^[A-Za-z0-9_-]{32}$/);
+      assert.equal(isWellFormedSessionId(id), true);
+    }
+    assert.equal(isWellFormedSessionId("short"), false);
+    assert.equal(isWellFormedSessionId("has space and more chars"), false);
+  });
+});
