@@ -47,6 +47,7 @@ describe("defineTool", () => {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       $defs: { n: { $anchor: "num", type: "number" } },
+      // biome-ignore lint/suspicious/noThenProperty: a JSON Schema conditional keyword
       allOf: [{ if: { required: ["a"] }, then: { required: ["b"] }, else: {} }],
       additionalProperties: false,
     };

@@ -177,7 +177,8 @@ describe("Dispatcher", () => {
     sink.ended = true;
     sink.listener?.onDisconnect();
     await sleep(5);
-    assert.equal((ctx()?.signal.reason as { source: string }).source, "disconnect");
+    const reason = ctx()?.signal.reason as { source: string } | undefined;
+    assert.equal(reason?.source, "disconnect");
     assert.equal(await registry.isCancelled("d", "s:d"), true);
     await sleep(80);
     await registry.close();
