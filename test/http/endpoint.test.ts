@@ -84,7 +84,7 @@ describe("endpoint over raw HTTP", () => {
         duplex: "half",
       } as RequestInit);
       assert.equal(response.status, 413);
-      assert.equal((await response.json()).error.code, -32600);
+      assert.equal(((await response.json()) as { error: { code: number } }).error.code, -32600);
       await stillServes(url);
     });
   });
