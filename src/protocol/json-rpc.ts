@@ -124,12 +124,26 @@ export function notificationJson(method: string, params: unknown): string {
   return JSON.stringify({ jsonrpc: "2.0", method, params });
 }
 
-/** The seed's answer to a cancelled JSON exchange (conduit-behavior.md §2.3, mcp-protocol.md E.3). */
+/**
+ * The seed's answer to a cancelled JSON exchange (conduit-behavior.md §2.3, mcp-protocol.md E.3).
+ *
+ * @example
+ * ```ts
+ * cancelledResponseJson(7); // '{"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}}'
+ * ```
+ */
 export function cancelledResponseJson(id: RequestId | null): string {
   return errorResponseJson(id, ErrorCode.RequestCancelled, "Request cancelled");
 }
 
-/** The generic internal error: details never leak (conduit-behavior.md §2.2). */
+/**
+ * The generic internal error: details never leak (conduit-behavior.md §2.2).
+ *
+ * @example
+ * ```ts
+ * internalErrorJson(42); // '{"jsonrpc":"2.0","id":42,"error":{"code":-32603,"message":"Internal server error"}}'
+ * ```
+ */
 export function internalErrorJson(id: RequestId | null): string {
   return errorResponseJson(id, ErrorCode.InternalError, "Internal server error");
 }
