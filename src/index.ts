@@ -1,0 +1,117 @@
+/**
+ * conduit-mcp: Model Context Protocol tools over HTTP for Node.js, statelessly, with cooperative
+ * cancellation that is scoped per tenant and bounded against abuse.
+ *
+ * This root entry never imports the Redis store: it lives behind `conduit-mcp/redis` so that
+ * `ioredis` stays an optional peer dependency (DESIGN.md, "Conventions").
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { createMcpServer, defineTool } from "conduit-mcp";
+ *
+ * const sleep = defineTool({
+ *   name: "sleep",
+ *   description: "Waits, unless cancelled",
+ *   input: z.object({ ms: z.number().int().min(0).max(60_000) }),
+ *   handler: async ({ ms }, ctx) => {
+ *     await new Promise((resolve) => setTimeout(resolve, ms, undefined, { signal: ctx.signal }));
+ *     return `slept ${ms} ms`;
+ *   },
+ * });
+ * const server = createMcpServer({ tools: [sleep] });
+ * const { url } = await server.listen({ port: 3000 });
+ * ```
+ */
+
+export {
+  CancellationJanitor,
+  CancellationRegistry,
+  type CancellationRegistryOptions,
+  type CancellationRow,
+  type CancellationStore,
+  type CancelResult,
+  type CleanupResult,
+  DEFAULT_MAX_ROWS,
+  DEFAULT_MAX_ROWS_PER_SCOPE,
+  DEFAULT_TTL_MS,
+  MAX_REQUEST_ID_BYTES,
+  MemoryCancellationStore,
+  type MemoryCancellationStoreOptions,
+  normalizeRequestId,
+  type RecordOutcome,
+  type RemoteCancellation,
+  type RequestHandle,
+  type RequestId,
+  type TrackOptions,
+} from "./cancellation/index.js";
+export {
+  type CancellationCleanupMessage,
+  type CancellationJanitorMessage,
+  ChannelName,
+  channels,
+  type RequestCancelledMessage,
+  type ToolKilledMessage,
+} from "./diagnostics.js";
+export {
+  CancellationLimitError,
+  type CancellationSource,
+  ConduitError,
+  type ConduitErrorCode,
+  ErrorCode,
+  type ErrorCodeValue,
+  InvalidOptionError,
+  InvalidRequestIdError,
+  IsolatedToolError,
+  type JsonRpcError,
+  RequestCancelledError,
+  StoreClosedError,
+  ToolKilledError,
+  WorkerPoolClosedError,
+  WorkerPoolFullError,
+} from "./errors.js";
+export {
+  clientAddress,
+  clientBucket,
+  createPrincipal,
+  deriveId,
+  GLOBAL_SCOPE,
+  type Principal,
+  type PrincipalFields,
+  parseTrustProxy,
+  type ScopeInput,
+  scopeOf,
+  type TrustProxy,
+  type TrustProxyOption,
+  UNKNOWN_BUCKET,
+} from "./identity/index.js";
+export {
+  type IsolatedHandler,
+  type IsolatedToolContext,
+  type IsolatedToolFunction,
+  isolatedHandler,
+  WorkerPool,
+  type WorkerPoolOptions,
+} from "./isolation/index.js";
+export { LOGGING_LEVELS, type LoggingLevel } from "./protocol/index.js";
+export { reflectText } from "./reflect.js";
+export {
+  createMcpServer,
+  DEFAULTS,
+  defineTool,
+  type ListenAddress,
+  type McpServer,
+  type McpServerOptions,
+  PACKAGE_VERSION,
+  type SessionOptions,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from "./server/index.js";
+export {
+  MemorySessionStore,
+  type MemorySessionStoreOptions,
+  type SessionRecord,
+  type SessionStore,
+} from "./sessions/index.js";
