@@ -84,6 +84,9 @@ function nodeFlags(): string[] {
   return ["--import", shim, "--import", aliasShim];
 }
 
+// Decided before the server starts, so a missing shim can never leave the server orphaned.
+const suiteNodeFlags = nodeFlags();
+
 interface Outcome {
   readonly scenario: string;
   readonly exitCode: number | null;
@@ -143,7 +146,7 @@ function runScenario(url: string, scenario: string): Promise<Outcome> {
   const started = Date.now();
   const outDir = join(outputRoot, scenario);
   const args = [
-    ...nodeFlags(),
+    ...suiteNodeFlags,
     suiteEntry,
     "server",
     "--url",
