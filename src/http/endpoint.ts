@@ -17,11 +17,17 @@ import {
 } from "../identity/index.js";
 import {
   type ClassifiedMessage,
+  checkModernRequest,
   classifyEra,
   classifyMessage,
   type Dispatcher,
   errorResponseJson,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
   type LoggingLevel,
+  looksModernVersion,
+  missingEnvelopeJson,
+  modernClaim,
 } from "../protocol/index.js";
 import { isWellFormedSessionId, type SessionStore } from "../sessions/index.js";
 import type { Authenticator } from "./authenticate.js";
@@ -162,8 +168,29 @@ export function createRequestListener(
       return writeEmpty(res, 202);
     }
     const method = classified.message.method;
-    const era = classifyEra(single(headers["mcp-protocol-version"]));
-    if (era.era === "rejected") return reply(res, era.status, era.json, method);
+    // Era, decided once, body first (mcp-protocol.md B.8): a `_meta` protocolVersion claim makes
+    // the request modern, whatever else it carries (an `Mcp-Session-Id` is ignored, B.3).
+    if (modernClaim(classified.message.params) !== undefined) {
+      return modern(
+        req,
+        res,
+        classified.message,
+        classified.kind === "request",
+        principal,
+        accepts,
+      );
+    }
+    const headerVersion = single(headers["mcp-protocol-version"]);
+    const era = classifyEra(headerVersion);
+    if (era.era === "rejected") {
+      // A modern version in the header but no claim in the body: a modern message missing its
+      // envelope (C.4), not a 2025 one. Checked only here, so the 2025 path pays nothing for it.
+      if (headerVersion !== undefined && looksModernVersion(headerVersion)) {
+        if (classified.kind === "notification") return accepted(res, method);
+        return reply(res, 400, missingEnvelopeJson(classified.message.id), method);
+      }
+      return reply(res, era.status, era.json, method);
+    }
 
     // Sessions (2025 era): a presented id must exist and belong to this principal.
     let sessionId: string | null = null;
@@ -214,6 +241,60 @@ export function createRequestListener(
       classified.message,
       { scope, principal, sessionId, logLevel },
       exchange,
+    );
+  }
+
+  /** 202 with no body: an accepted (or deliberately dropped) notification. */
+  function accepted(res: ServerResponse, method: string): void {
+    recorder?.(methodLabel(method), 202);
+    writeEmpty(res, 202);
+  }
+
+  /**
+   * A 2026-07-28 message. Notifications are answered 202 and dropped (the revision defines none
+   * over HTTP: closing the stream is the cancel, B.4). Requests climb the error ladder
+   * (modern-envelope.ts), then run without a session: the scope is the principal, else the
+   * client's IP bucket (DESIGN.md, "Request model").
+   */
+  async function modern(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: JsonRpcRequest | JsonRpcNotification,
+    isRequest: boolean,
+    principal: Principal | null,
+    accepts: number,
+  ): Promise<void> {
+    const method = message.method;
+    if (!isRequest) return accepted(res, method);
+    const request = message as JsonRpcRequest;
+    const headers = req.headers;
+    const envelope = checkModernRequest(request, {
+      protocolVersion: single(headers["mcp-protocol-version"]),
+      method: single(headers["mcp-method"]),
+      name: single(headers["mcp-name"]),
+    });
+    if (!envelope.ok) return reply(res, envelope.status, envelope.json, method);
+    const address =
+      principalId(principal) === null
+        ? (clientAddress(req.socket.remoteAddress, headers["x-forwarded-for"], config.trustProxy) ??
+          null)
+        : null;
+    const scope = scopeOf({ sessionId: null, principal, address });
+    const exchange = new HttpExchange(
+      res,
+      (accepts & ACCEPTS_JSON) !== 0,
+      (accepts & ACCEPTS_SSE) !== 0,
+      config.keepAliveMs,
+      recorder === null ? null : recorder,
+      methodLabel(method),
+    );
+    // A long modern call gets its stream (and keep-alive comments) even before any progress.
+    if (method === "tools/call") exchange.keepAliveWhilePending();
+    await dispatcher.handleModernRequest(
+      request,
+      { scope, principal, sessionId: null, logLevel: envelope.logLevel },
+      exchange,
+      envelope,
     );
   }
 

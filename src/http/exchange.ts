@@ -129,6 +129,27 @@ export class HttpExchange implements ResponseSink {
     this.listener?.onDisconnect();
   }
 
+  /**
+   * For calls that may run long (2026-07-28 `tools/call`): when the exchange is still waiting
+   * `keepAliveMs` from now and the client accepts a stream, it becomes a stream and starts its
+   * keep-alive comments (mcp-protocol.md B.3: encouraged on long streams), so proxies do not
+   * reap a silent call. One unref'd timer, cleared when the exchange ends.
+   */
+  keepAliveWhilePending(): void {
+    if (!this.streamable || this.state !== PENDING) return;
+    if (this.keepAliveMs <= 0 || this.keepAliveMs === Number.POSITIVE_INFINITY) return;
+    const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
+    timer.unref();
+    this.keepAlive = timer;
+  }
+
+  /** Opens the stream of a call still waiting, with a first keep-alive (timer callback). */
+  upgrade(): void {
+    if (this.state !== PENDING) return;
+    this.openStream();
+    this.res.write(KEEP_ALIVE);
+  }
+
   /** Writes a keep-alive comment (timer callback). */
   ping(): void {
     if (this.state === STREAMING) this.res.write(KEEP_ALIVE);
@@ -180,6 +201,10 @@ export class HttpExchange implements ResponseSink {
 
 function onResponseClose(this: ServerResponse): void {
   (this as TaggedResponse)[EXCHANGE]?.closed();
+}
+
+function upgradeExchange(exchange: HttpExchange): void {
+  exchange.upgrade();
 }
 
 function pingExchange(exchange: HttpExchange): void {

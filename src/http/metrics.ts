@@ -18,6 +18,7 @@ const METHOD_LABELS: ReadonlySet<string> = new Set([
   "logging/setLevel",
   "notifications/initialized",
   "notifications/cancelled",
+  "server/discover",
 ]);
 
 const CANCELLATION_SOURCES = ["notification", "disconnect", "timeout", "library"] as const;

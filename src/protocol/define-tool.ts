@@ -7,6 +7,7 @@
 import { z } from "zod";
 
 import { InvalidOptionError } from "../errors.js";
+import { type IsolatedHandler, isIsolatedHandler } from "../isolation/isolated-handler.js";
 import { reflectText } from "../reflect.js";
 import { isPlainObject } from "./json-rpc.js";
 import type { ToolContext } from "./tool-context.js";
@@ -46,9 +47,21 @@ export interface ToolDefinition<S extends z.ZodObject | JsonSchemaObject | undef
   /** A zod object (validated, typed) or a JSON Schema object (published as is). */
   readonly input?: S;
   readonly annotations?: ToolAnnotations;
-  /** Run in a worker thread that a kill terminates (built with the 2026-07-28 transport). */
-  readonly isolated?: boolean;
-  readonly handler: (
+  /**
+   * Run the tool in a pool worker thread that the stream cancel timeout terminates, so CPU-bound
+   * code that never checks its signal really stops (issue 4): an {@link isolatedHandler}
+   * descriptor naming the module export to run; `handler` is then not needed. `false` (default)
+   * runs `handler` on the main thread.
+   */
+  readonly isolated?: IsolatedHandler | false;
+  /**
+   * Client capabilities the tool needs (e.g. `{ sampling: {} }`): a 2026-07-28 request whose
+   * `_meta` does not declare one of them is refused with 400 / -32021 before the tool runs
+   * (mcp-protocol.md B.3; 2025-era requests carry no per-request capabilities).
+   */
+  readonly requiredClientCapabilities?: { readonly [capability: string]: object };
+  /** Runs the tool; required unless `isolated` names the function to run in a worker. */
+  readonly handler?: (
     args: ToolArgs<S>,
     ctx: ToolContext,
   ) => Promise<ToolResult | string> | ToolResult | string;
@@ -71,6 +84,10 @@ export interface Tool {
   /** The `tools/list` entry (name, title, description, inputSchema, annotations), frozen. */
   readonly descriptor: { readonly [key: string]: unknown };
   readonly isolated: boolean;
+  /** The worker function of an isolated tool, else null. */
+  readonly isolatedHandler: IsolatedHandler | null;
+  /** Capability names a modern request must declare, else null. */
+  readonly requiredClientCapabilities: Readonly<Record<string, object>> | null;
   /** Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
   readonly handler: (
@@ -107,11 +124,30 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
     throw new InvalidOptionError("tool", "an object", definition);
   }
   const { name, title, description, input, annotations, isolated, handler } = definition;
+  const required = definition.requiredClientCapabilities;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new InvalidOptionError("tool.name", "1-128 characters of [A-Za-z0-9_./-]", name);
   }
-  if (typeof handler !== "function") {
+  if (isolated !== undefined && isolated !== false && !isIsolatedHandler(isolated)) {
+    throw new InvalidOptionError(
+      `tool ${name}: isolated`,
+      "isolatedHandler(moduleUrl, exportName) or false",
+      isolated,
+    );
+  }
+  const isolatedHandler = isolated === undefined || isolated === false ? null : isolated;
+  if (isolatedHandler === null && typeof handler !== "function") {
     throw new InvalidOptionError(`tool ${name}: handler`, "a function", handler);
+  }
+  if (
+    required !== undefined &&
+    (!isPlainObject(required) || !Object.values(required).every(isPlainObject))
+  ) {
+    throw new InvalidOptionError(
+      `tool ${name}: requiredClientCapabilities`,
+      "an object of capability objects, e.g. { sampling: {} }",
+      required,
+    );
   }
   if (title !== undefined && typeof title !== "string") {
     throw new InvalidOptionError(`tool ${name}: title`, "a string", title);
@@ -121,9 +157,6 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
   }
   if (annotations !== undefined && !isPlainObject(annotations)) {
     throw new InvalidOptionError(`tool ${name}: annotations`, "an object", annotations);
-  }
-  if (isolated !== undefined && typeof isolated !== "boolean") {
-    throw new InvalidOptionError(`tool ${name}: isolated`, "a boolean", isolated);
   }
 
   let inputSchema: JsonSchemaObject;
@@ -161,10 +194,20 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
   return Object.freeze({
     name,
     descriptor: Object.freeze(descriptor),
-    isolated: isolated ?? false,
+    isolated: isolatedHandler !== null,
+    isolatedHandler,
+    requiredClientCapabilities:
+      required === undefined || Object.keys(required).length === 0
+        ? null
+        : Object.freeze({ ...required }),
     checkArguments,
-    handler: handler as Tool["handler"],
+    handler: (typeof handler === "function" ? handler : runsInWorker) as Tool["handler"],
   });
+}
+
+/** The main-thread handler of an isolated tool: never called (the worker runs the tool). */
+function runsInWorker(): never {
+  throw new Error("conduit-mcp: an isolated tool runs in a worker thread");
 }
 
 /** Absent arguments mean `{}`; anything but an object is refused. */

@@ -7,6 +7,8 @@ import type { CancellationRegistry } from "../cancellation/index.js";
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { type CancellationSource, ErrorCode, RequestCancelledError } from "../errors.js";
 import type { Principal } from "../identity/index.js";
+import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
+import { WorkerPool } from "../isolation/worker-pool.js";
 import { reflectText } from "../reflect.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
 import type { Tool } from "./define-tool.js";
@@ -19,9 +21,14 @@ import {
   successResponseJson,
 } from "./json-rpc.js";
 import { isLoggingLevel, type LoggingLevel } from "./logging.js";
+import { META_SERVER_INFO } from "./modern-envelope.js";
 import type { ResponseSink } from "./response-sink.js";
 import { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
-import { isSupportedProtocolVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.js";
+import {
+  ALL_PROTOCOL_VERSIONS,
+  isSupportedProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "./versions.js";
 
 /** Who sent a request: fixed once by the transport, before dispatch. */
 export interface RequestMeta {
@@ -56,6 +63,17 @@ export interface DispatcherOptions {
   readonly cancelOnDisconnect: boolean;
   readonly observer?: DispatchObserver | null;
   readonly sessions?: SessionHooks | null;
+  /** Options of the worker pool that isolated tools run in (created on the first isolated call). */
+  readonly workerPool?: WorkerPoolOptions;
+  /** `ttlMs` of the cacheable modern results (`server/discover`, `tools/list`). Default 60 000. */
+  readonly cacheTtlMs?: number;
+  /** `instructions` of `server/discover`, when given. */
+  readonly instructions?: string;
+}
+
+/** What a validated 2026-07-28 envelope tells the dispatcher (see modern-envelope.ts). */
+export interface ModernRequestInfo {
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
 }
 
 /** Methods of the 2025 era this server answers; anything else is -32601. */
@@ -94,6 +112,12 @@ export class Dispatcher implements ToolCallHost {
   private readonly initializeTail: string;
   private readonly active = new Set<ToolCall>();
   private readonly bySession = new Map<string, Set<ToolCall>>();
+  /** Modern results, serialised once: they never change while the server runs. */
+  private readonly discoverJson: string;
+  private readonly modernToolsListJson: string;
+  private readonly poolOptions: WorkerPoolOptions;
+  private pool: WorkerPool | null = null;
+  private poolClosed = false;
 
   constructor(options: DispatcherOptions) {
     this.registry = options.registry;
@@ -109,6 +133,27 @@ export class Dispatcher implements ToolCallHost {
       tools: { listChanged: false },
       logging: {},
     })},"serverInfo":${JSON.stringify({ name: options.name, version: options.version })}`;
+    // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
+    this.poolOptions = options.workerPool ?? {};
+    resolvePoolOptions(this.poolOptions);
+    // Caching hints (SEP-2549): the tool list is the same for every client → "public".
+    const ttlMs = options.cacheTtlMs ?? 60_000;
+    const discover: Record<string, unknown> = {
+      resultType: "complete",
+      supportedVersions: ALL_PROTOCOL_VERSIONS,
+      capabilities: { tools: {}, logging: {} },
+      _meta: { [META_SERVER_INFO]: { name: options.name, version: options.version } },
+      ttlMs,
+      cacheScope: "public",
+    };
+    if (options.instructions !== undefined) discover.instructions = options.instructions;
+    this.discoverJson = JSON.stringify(discover);
+    this.modernToolsListJson = JSON.stringify({
+      resultType: "complete",
+      tools: options.tools.map((tool) => tool.descriptor),
+      ttlMs,
+      cacheScope: "public",
+    });
   }
 
   /** Tool calls currently running (not yet settled or abandoned). */
@@ -176,6 +221,69 @@ export class Dispatcher implements ToolCallHost {
     } catch {
       await this.finish(handle, id, meta.scope, sink, internalErrorJson(id));
     }
+  }
+
+  /**
+   * Handles one 2026-07-28 request whose envelope and headers already passed the ladder
+   * (modern-envelope.ts): `server/discover`, `tools/list`, `tools/call`; anything else — `ping`
+   * and `initialize` included, which the modern era removed — is 404 / -32601 (B.3). Never
+   * rejects.
+   */
+  async handleModernRequest(
+    message: JsonRpcRequest,
+    meta: RequestMeta,
+    sink: ResponseSink,
+    info: ModernRequestInfo,
+  ): Promise<void> {
+    const { method, id } = message;
+    // Constant answers are not tracked: nothing can cancel them (a modern client cancels by
+    // closing its stream, and these are written at once).
+    if (method === "server/discover")
+      return sink.respond(successResponseJson(id, this.discoverJson));
+    if (method === "tools/list") {
+      return sink.respond(successResponseJson(id, this.modernToolsListJson));
+    }
+    if (method !== "tools/call") {
+      return sink.respond(
+        errorResponseJson(id, ErrorCode.MethodNotFound, `Method not found: ${reflectText(method)}`),
+        404,
+      );
+    }
+    let handle: RequestHandle;
+    try {
+      handle = await this.registry.track(id, meta.scope, { lifetime: sink.lifetime });
+    } catch {
+      sink.respond(internalErrorJson(id));
+      return;
+    }
+    try {
+      await this.callTool(
+        message.params as Record<string, unknown>,
+        id,
+        meta,
+        sink,
+        handle,
+        info.clientCapabilities,
+      );
+    } catch {
+      await this.finish(handle, id, meta.scope, sink, internalErrorJson(id));
+    }
+  }
+
+  /** @internal ToolCallHost: the pool isolated tools run in, created on first use. */
+  workerPool(): WorkerPool {
+    if (this.pool === null) {
+      this.pool = new WorkerPool(this.poolOptions);
+      // A pool asked for after close() is closed at once: its tasks are refused, not leaked.
+      if (this.poolClosed) void this.pool.close();
+    }
+    return this.pool;
+  }
+
+  /** Terminates the worker pool's threads (server shutdown); idempotent. */
+  async closeWorkerPool(): Promise<void> {
+    this.poolClosed = true;
+    await this.pool?.close();
   }
 
   /**
@@ -247,6 +355,7 @@ export class Dispatcher implements ToolCallHost {
     meta: RequestMeta,
     sink: ResponseSink,
     handle: RequestHandle,
+    clientCapabilities: Readonly<Record<string, unknown>> | null = null,
   ): Promise<void> {
     const name = params?.name;
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
@@ -257,6 +366,18 @@ export class Dispatcher implements ToolCallHost {
         `Unknown tool: ${reflectText(name)}`,
       );
       return this.finish(handle, id, meta.scope, sink, json);
+    }
+    if (clientCapabilities !== null && tool.requiredClientCapabilities !== null) {
+      const missing = missingCapabilities(tool.requiredClientCapabilities, clientCapabilities);
+      if (missing !== null) {
+        const json = errorResponseJson(
+          id,
+          ErrorCode.MissingCapability,
+          `Missing required client capability: ${Object.keys(missing).join(", ")}`,
+          { requiredCapabilities: missing },
+        );
+        return this.finish(handle, id, meta.scope, sink, json, 400);
+      }
     }
     const check = tool.checkArguments(params?.arguments);
     if (!check.ok) {
@@ -282,6 +403,7 @@ export class Dispatcher implements ToolCallHost {
       progressToken,
       meta.logLevel,
       meta.sessionId,
+      clientCapabilities !== null,
     );
     this.active.add(call);
     if (meta.sessionId !== null) {
@@ -382,4 +504,21 @@ export class Dispatcher implements ToolCallHost {
     sink.respond(json, status);
     if (handle.requestId !== null) this.registry.clear(id, scope).catch(noop);
   }
+}
+
+/**
+ * The required capabilities a client did not declare, as a ClientCapabilities object (the shape
+ * -32021's `data.requiredCapabilities` has), or null when every one is declared.
+ */
+function missingCapabilities(
+  required: Readonly<Record<string, object>>,
+  declared: Readonly<Record<string, unknown>>,
+): Record<string, object> | null {
+  let missing: Record<string, object> | null = null;
+  for (const name of Object.keys(required)) {
+    if (isPlainObject(declared[name])) continue;
+    missing ??= {};
+    missing[name] = required[name] as object;
+  }
+  return missing;
 }

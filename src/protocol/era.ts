@@ -1,7 +1,9 @@
 /**
  * Era classification: which protocol era a POST belongs to, decided once, body first
- * (mcp-protocol.md B.8). Only the 2025 era is served so far; the 2026-07-28 era (a request whose
- * `params._meta` carries `io.modelcontextprotocol/protocolVersion`) plugs in here.
+ * (mcp-protocol.md B.8). The transport first looks for the modern claim in the body
+ * (`modernClaim`, modern-envelope.ts): a request whose `params._meta` carries
+ * `io.modelcontextprotocol/protocolVersion` is a 2026-07-28 one. Without a claim, the
+ * `MCP-Protocol-Version` header decides here between the 2025 era and a refusal.
  */
 import { ErrorCode } from "../errors.js";
 import { reflectText } from "../reflect.js";

@@ -26,6 +26,7 @@ export {
   Dispatcher,
   type DispatcherOptions,
   type DispatchObserver,
+  type ModernRequestInfo,
   type RequestMeta,
   type SessionHooks,
 } from "./dispatcher.js";
@@ -48,7 +49,25 @@ export {
   type LoggingLevel,
   loggingLevelRank,
 } from "./logging.js";
+export {
+  checkModernRequest,
+  decodeHeaderValue,
+  META_CLIENT_CAPABILITIES,
+  META_LOG_LEVEL,
+  META_PROTOCOL_VERSION,
+  META_SERVER_INFO,
+  type ModernEnvelope,
+  type ModernHeaders,
+  missingEnvelopeJson,
+  modernClaim,
+} from "./modern-envelope.js";
 export type { ResponseSink, SinkListener } from "./response-sink.js";
 export { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
 export type { ToolContext } from "./tool-context.js";
-export { isSupportedProtocolVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.js";
+export {
+  ALL_PROTOCOL_VERSIONS,
+  isSupportedProtocolVersion,
+  looksModernVersion,
+  MODERN_PROTOCOL_VERSIONS,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "./versions.js";

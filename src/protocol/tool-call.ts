@@ -10,11 +10,18 @@
  */
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { channels } from "../diagnostics.js";
-import { type CancellationSource, RequestCancelledError } from "../errors.js";
+import {
+  type CancellationSource,
+  ErrorCode,
+  RequestCancelledError,
+  WorkerPoolFullError,
+} from "../errors.js";
 import type { Principal } from "../identity/index.js";
+import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
 import type { Tool } from "./define-tool.js";
 import {
   cancelledResponseJson,
+  errorResponseJson,
   internalErrorJson,
   isPlainObject,
   notificationJson,
@@ -35,6 +42,8 @@ export interface ToolCallHost {
   /** Untracks then clears (the seed's `finally` order); never rejects. */
   release(call: ToolCall): Promise<void>;
   outcome(tool: string, outcome: ToolOutcome): void;
+  /** The server's worker pool for isolated tools, created on first use. */
+  workerPool(): WorkerPool;
 }
 
 const RUNNING = 0;
@@ -69,6 +78,10 @@ export class ToolCall implements ToolContext, SinkListener {
   private lastProgress = Number.NEGATIVE_INFINITY;
   private state = RUNNING;
   private timer: NodeJS.Timeout | undefined;
+  /** A 2026-07-28 request: disconnect always cancels, results carry `resultType`. */
+  private readonly modern: boolean;
+  /** The worker task of an isolated tool while it runs. */
+  private task: IsolatedTask | null = null;
 
   constructor(
     host: ToolCallHost,
@@ -81,6 +94,7 @@ export class ToolCall implements ToolContext, SinkListener {
     progressToken: string | number | undefined,
     logLevel: LoggingLevel | null,
     sessionId: string | null,
+    modern = false,
   ) {
     this.host = host;
     this.tool = tool;
@@ -91,8 +105,12 @@ export class ToolCall implements ToolContext, SinkListener {
     this.scope = scope;
     this.principal = principal;
     this.progressToken = progressToken;
-    this.logThreshold = logLevel === null ? 0 : loggingLevelRank(logLevel);
+    // 2025 era: no level set → every level. 2026-07-28: no `_meta` logLevel → no log messages
+    // at all for the request (mcp-protocol.md B.2: the server MUST NOT emit them).
+    this.logThreshold =
+      logLevel !== null ? loggingLevelRank(logLevel) : modern ? Number.POSITIVE_INFINITY : 0;
     this.sessionId = sessionId;
+    this.modern = modern;
   }
 
   cancelled(): boolean {
@@ -140,8 +158,10 @@ export class ToolCall implements ToolContext, SinkListener {
     let json: string;
     let outcome: ToolOutcome;
     try {
-      const value = await this.tool.handler(args as never, this);
-      const result = toResultJson(value);
+      const value = await (this.tool.isolatedHandler === null
+        ? this.tool.handler(args as never, this)
+        : this.runIsolated(args));
+      const result = toResultJson(value, this.modern);
       if (result === null) {
         json = internalErrorJson(this.requestId);
         outcome = "error";
@@ -149,12 +169,29 @@ export class ToolCall implements ToolContext, SinkListener {
         json = successResponseJson(this.requestId, result);
         outcome = (value as { isError?: unknown }).isError === true ? "error" : "ok";
       }
-    } catch {
+    } catch (error) {
       // Never the tool's message or stack: they may name internals (conduit-behavior.md 8.3 #52).
-      json = internalErrorJson(this.requestId);
+      json =
+        error instanceof WorkerPoolFullError
+          ? errorResponseJson(this.requestId, ErrorCode.ServerError, "Server busy")
+          : internalErrorJson(this.requestId);
       outcome = "error";
     }
+    this.task = null;
     this.settle(json, outcome);
+  }
+
+  /** Starts the isolated tool in the server's pool; its progress and logs come back through `this`. */
+  private runIsolated(args: unknown): Promise<unknown> {
+    const task = this.host.workerPool().start(this.tool.isolatedHandler as never, args, {
+      signal: this.signal,
+      requestId: this.requestId,
+      scope: this.scope,
+      onProgress: (progress, total, message) => this.progress(progress, total, message),
+      onLog: (level, data) => this.log(level, data),
+    });
+    this.task = task;
+    return task.result;
   }
 
   /** The abort listener (an EventListener object: no closure per call). */
@@ -170,8 +207,17 @@ export class ToolCall implements ToolContext, SinkListener {
 
   /** The exchange lost its client before it ended. */
   onDisconnect(): void {
-    if (this.state !== RUNNING || !this.host.cancelOnDisconnect) return;
-    this.cancelWith("disconnect", "client disconnected");
+    if (this.state !== RUNNING) return;
+    if (this.modern) {
+      // 2026-07-28: closing the stream IS the cancellation, whatever `cancelOnDisconnect` says
+      // (mcp-protocol.md B.4). The handle aborts now, not after the store write, so the tool's
+      // signal fires in the same tick as the socket's close; the row is recorded next.
+      this.handle.abort(new RequestCancelledError("disconnect", DISCONNECTED));
+      this.cancelWith("disconnect", DISCONNECTED, true);
+      return;
+    }
+    if (!this.host.cancelOnDisconnect) return;
+    this.cancelWith("disconnect", DISCONNECTED);
   }
 
   /**
@@ -179,8 +225,8 @@ export class ToolCall implements ToolContext, SinkListener {
    * `isCancelled(id, scope)` tells the truth; falls back to aborting the handle alone when no
    * row can be written (null id, quota reached, store failure).
    */
-  cancelWith(source: CancellationSource, reason: string): void {
-    if (this.state !== RUNNING) return;
+  cancelWith(source: CancellationSource, reason: string, force = false): void {
+    if (this.state !== RUNNING && !force) return;
     if (this.handle.requestId === null) {
       this.handle.abort(new RequestCancelledError(source, reason));
       return;
@@ -198,13 +244,16 @@ export class ToolCall implements ToolContext, SinkListener {
     if (this.state !== CANCELLED) return;
     this.state = ABANDONED;
     this.timer = undefined;
+    // An isolated tool's worker thread is terminated: its CPU-bound code really stops.
+    const terminated = this.task?.kill() ?? false;
+    this.task = null;
     this.host.outcome(this.tool.name, "killed");
     if (channels.toolKilled.hasSubscribers) {
       channels.toolKilled.publish({
         tool: this.tool.name,
         requestId: this.handle.requestId ?? "",
         scope: this.scope,
-        terminated: false,
+        terminated,
       });
     }
     void this.host.release(this);
@@ -233,11 +282,18 @@ function abandonCall(call: ToolCall): void {
   call.abandon();
 }
 
-/** A string → one text item; a result object as is; anything else is a tool bug (null). */
-function toResultJson(value: unknown): string | null {
+const DISCONNECTED = "client disconnected";
+
+/**
+ * A string → one text item; a result object as is; anything else is a tool bug (null). A modern
+ * result carries `resultType: "complete"` (mcp-protocol.md B.1 #8).
+ */
+function toResultJson(value: unknown, modern: boolean): string | null {
   if (typeof value === "string") {
-    return JSON.stringify({ content: [{ type: "text", text: value }] });
+    return modern
+      ? JSON.stringify({ content: [{ type: "text", text: value }], resultType: "complete" })
+      : JSON.stringify({ content: [{ type: "text", text: value }] });
   }
   if (!isPlainObject(value) || !Array.isArray(value.content)) return null;
-  return JSON.stringify(value);
+  return JSON.stringify(modern ? { ...value, resultType: "complete" } : value);
 }

@@ -153,6 +153,8 @@ class ConduitMcpServer implements McpServer {
       cancelOnDisconnect: options.cancelOnDisconnect,
       observer: this.metrics,
       sessions: hooks,
+      workerPool: options.workerPool,
+      cacheTtlMs: options.cacheTtlMs,
     });
     this.handler = createRequestListener({
       path: options.path,
@@ -224,6 +226,8 @@ class ConduitMcpServer implements McpServer {
     }
     // Then every remaining call is aborted; its exchange ends at once (-32800 or stream end).
     this.dispatcher.abortAll(new RequestCancelledError("shutdown"));
+    // Isolated tools still running after the abort are terminated with their threads.
+    await this.dispatcher.closeWorkerPool();
     await delay(10);
     server?.closeAllConnections();
     await serverClosed;

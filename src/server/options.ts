@@ -9,6 +9,7 @@ import { CancellationRegistry } from "../cancellation/index.js";
 import { InvalidOptionError } from "../errors.js";
 import type { AuthOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
+import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
 import type { Tool } from "../protocol/index.js";
 import type { SessionStore } from "../sessions/index.js";
 
@@ -63,6 +64,14 @@ export interface McpServerOptions {
   readonly closeGraceMs?: number;
   /** Serve `GET /metrics` (Prometheus text). Default false. */
   readonly metrics?: boolean;
+  /**
+   * The worker pool isolated tools run in (created on the first isolated call, closed by
+   * close()). Defaults: `maxWorkers` = cores - 1 (at least 1), `maxQueue` 1 000 (beyond →
+   * -32000 "Server busy"), `idleTimeoutMs` 30 000.
+   */
+  readonly workerPool?: WorkerPoolOptions;
+  /** `ttlMs` caching hint on 2026-07-28 `server/discover` and `tools/list` results. Default 60 000. */
+  readonly cacheTtlMs?: number;
 }
 
 /** Options after validation, with defaults applied. */
@@ -87,6 +96,8 @@ export interface ResolvedOptions {
   readonly keepAliveMs: number;
   readonly closeGraceMs: number;
   readonly metrics: boolean;
+  readonly workerPool: WorkerPoolOptions;
+  readonly cacheTtlMs: number;
 }
 
 /** Documented defaults. */
@@ -100,6 +111,7 @@ export const DEFAULTS = Object.freeze({
   streamCancelTimeoutMs: 5_000,
   keepAliveMs: 15_000,
   closeGraceMs: 5_000,
+  cacheTtlMs: 60_000,
 });
 
 /** The package version, read once (works from `src/server` and from `dist/server`). */
@@ -228,7 +240,16 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     keepAliveMs: nonNegativeInteger(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
     closeGraceMs: nonNegativeInteger(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
     metrics: optionalBoolean(options.metrics, "metrics") ?? false,
+    workerPool: checkWorkerPool(options.workerPool),
+    cacheTtlMs: nonNegativeInteger(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
   };
+}
+
+/** Pool options are checked by the pool's own rules, here at construction. */
+function checkWorkerPool(value: WorkerPoolOptions | undefined): WorkerPoolOptions {
+  if (value === undefined) return {};
+  resolvePoolOptions(value);
+  return value;
 }
 
 function optionalString(value: unknown, option: string): string | undefined {

@@ -1,0 +1,216 @@
+/**
+ * The 2026-07-28 ("modern") request envelope and its error ladder (mcp-protocol.md B.2, B.3,
+ * B.8). A modern request carries its version and capabilities in `params._meta` and repeats the
+ * version, the method and the tool name in HTTP headers; every disagreement is refused before
+ * dispatch with the HTTP status the spec assigns to it:
+ *
+ * | condition                                   | HTTP | JSON-RPC |
+ * |---------------------------------------------|------|----------|
+ * | header missing or disagreeing with the body | 400  | -32020   |
+ * | unsupported version (`data.supported`)      | 400  | -32022   |
+ * | a required `_meta` key missing or malformed | 400  | -32602   |
+ * | (in dispatch) a client capability missing   | 400  | -32021   |
+ * | (in dispatch) unknown method                | 404  | -32601   |
+ *
+ * Every error echoes the request's id (the conformance suite checks it).
+ */
+import type { RequestId } from "../cancellation/types.js";
+import { ErrorCode } from "../errors.js";
+import { reflectText } from "../reflect.js";
+import { errorResponseJson, isPlainObject, type JsonRpcRequest } from "./json-rpc.js";
+import { isLoggingLevel, type LoggingLevel } from "./logging.js";
+import { ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS } from "./versions.js";
+
+/** `_meta` key of the request's protocol version (required; its presence makes a request modern). */
+export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
+/** `_meta` key of the client's capabilities (required; `{}` declares none). */
+export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+/** `_meta` key of the request's log level; absent → no `notifications/message` for it. */
+export const META_LOG_LEVEL = "io.modelcontextprotocol/logLevel";
+/** Result `_meta` key naming the server (moved there from the result body, spec PR #3002). */
+export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+
+/** The three standard headers of a modern POST, as received (undefined when absent). */
+export interface ModernHeaders {
+  readonly protocolVersion: string | undefined;
+  readonly method: string | undefined;
+  readonly name: string | undefined;
+}
+
+/** A valid envelope, or the ladder's refusal. */
+export type ModernEnvelope =
+  | {
+      readonly ok: true;
+      readonly clientCapabilities: Readonly<Record<string, unknown>>;
+      /** The request's log level; null means no log messages at all (B.2). */
+      readonly logLevel: LoggingLevel | null;
+    }
+  | { readonly ok: false; readonly status: number; readonly json: string };
+
+/**
+ * The era claim of a message: `params._meta["io.modelcontextprotocol/protocolVersion"]`, or
+ * undefined when absent. One cheap look at the parsed body, done once per POST (B.8): the 2025
+ * path pays two type checks and one property read.
+ *
+ * @example
+ * ```ts
+ * modernClaim({ _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }); // "2026-07-28"
+ * modernClaim({ name: "echo" }); // undefined
+ * ```
+ */
+export function modernClaim(params: unknown): unknown {
+  if (typeof params !== "object" || params === null) return undefined;
+  const meta = (params as { _meta?: unknown })._meta;
+  if (typeof meta !== "object" || meta === null) return undefined;
+  return (meta as Record<string, unknown>)[META_PROTOCOL_VERSION];
+}
+
+/**
+ * Validates a modern request's envelope and headers (every rung before dispatch).
+ *
+ * @example
+ * ```ts
+ * const envelope = checkModernRequest(message, { protocolVersion: "2026-07-28", method: "tools/list", name: undefined });
+ * if (!envelope.ok) writeJson(res, envelope.status, envelope.json);
+ * ```
+ */
+export function checkModernRequest(
+  message: JsonRpcRequest,
+  headers: ModernHeaders,
+): ModernEnvelope {
+  const id = message.id;
+  const params = message.params as Record<string, unknown>;
+  const meta = params._meta as Record<string, unknown>;
+  const claim = meta[META_PROTOCOL_VERSION];
+  if (typeof claim !== "string") {
+    return refuse(
+      400,
+      id,
+      ErrorCode.InvalidParams,
+      `_meta ${META_PROTOCOL_VERSION} must be a string`,
+    );
+  }
+  // B.3: the header MUST equal the _meta version; checked before the version itself, so a
+  // header/body disagreement is always -32020 whatever the versions are.
+  const headerVersion = headers.protocolVersion?.trim();
+  if (headerVersion !== claim) {
+    return refuse(
+      400,
+      id,
+      ErrorCode.HeaderMismatch,
+      headerVersion === undefined
+        ? "MCP-Protocol-Version header required"
+        : "MCP-Protocol-Version header does not match _meta protocolVersion",
+    );
+  }
+  if (!MODERN_PROTOCOL_VERSIONS.includes(claim)) {
+    // B.8: the answer names what is supported, so the client can retry (2025 versions are
+    // served through `initialize`, without the envelope).
+    const requested = reflectText(claim, 40);
+    return refuse(
+      400,
+      id,
+      ErrorCode.UnsupportedProtocolVersion,
+      `Unsupported protocol version: ${requested}`,
+      { supported: ALL_PROTOCOL_VERSIONS, requested },
+    );
+  }
+  const clientCapabilities = meta[META_CLIENT_CAPABILITIES];
+  if (!isPlainObject(clientCapabilities)) {
+    return refuse(
+      400,
+      id,
+      ErrorCode.InvalidParams,
+      `Missing required _meta key: ${META_CLIENT_CAPABILITIES}`,
+    );
+  }
+  const level = meta[META_LOG_LEVEL];
+  if (level !== undefined && !isLoggingLevel(level)) {
+    return refuse(400, id, ErrorCode.InvalidParams, `Invalid _meta ${META_LOG_LEVEL}`);
+  }
+  // SEP-2243: header names are case-insensitive (node lower-cases them), values are exact after
+  // trimming the optional whitespace HTTP allows around them.
+  if (headers.method?.trim() !== message.method) {
+    return refuse(
+      400,
+      id,
+      ErrorCode.HeaderMismatch,
+      headers.method === undefined
+        ? "Mcp-Method header required"
+        : "Mcp-Method header does not match the request method",
+    );
+  }
+  const nameKey = NAME_PARAM.get(message.method);
+  if (nameKey !== undefined) {
+    const value = params[nameKey];
+    const expected = typeof value === "string" ? value : undefined;
+    const presented = headers.name === undefined ? undefined : decodeHeaderValue(headers.name);
+    if (presented !== expected) {
+      return refuse(
+        400,
+        id,
+        ErrorCode.HeaderMismatch,
+        headers.name === undefined
+          ? "Mcp-Name header required"
+          : "Mcp-Name header does not match the request",
+      );
+    }
+  }
+  return { ok: true, clientCapabilities, logLevel: level === undefined ? null : level };
+}
+
+/**
+ * The answer to a POST whose `MCP-Protocol-Version` header names a modern revision while its body
+ * carries no `_meta` claim: a modern request missing its envelope (-32602, HTTP 400), not a 2025
+ * one (mcp-protocol.md C.4, conformance server-stateless).
+ *
+ * @example
+ * ```ts
+ * writeJson(res, 400, missingEnvelopeJson(message.id));
+ * ```
+ */
+export function missingEnvelopeJson(id: RequestId | null): string {
+  return errorResponseJson(
+    id,
+    ErrorCode.InvalidParams,
+    `Missing required _meta key: ${META_PROTOCOL_VERSION}`,
+  );
+}
+
+/**
+ * Decodes a standard header value: `=?base64?<b64>?=` carries UTF-8 text that is not safe as a
+ * raw header (B.3); anything else is taken literally. Null for a malformed sentinel (bad
+ * characters or padding), which the ladder refuses.
+ *
+ * @example
+ * ```ts
+ * decodeHeaderValue("=?base64?w6liaA==?="); // "ébh"
+ * decodeHeaderValue(" echo "); // "echo"
+ * ```
+ */
+export function decodeHeaderValue(raw: string): string | null {
+  const value = raw.trim();
+  if (!value.startsWith("=?base64?") || !value.endsWith("?=")) return value;
+  const encoded = value.slice(9, -2);
+  if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) return null;
+  return Buffer.from(encoded, "base64").toString("utf8");
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Which param `Mcp-Name` mirrors, per method (B.3). */
+const NAME_PARAM: ReadonlyMap<string, string> = new Map([
+  ["tools/call", "name"],
+  ["prompts/get", "name"],
+  ["resources/read", "uri"],
+]);
+
+function refuse(
+  status: number,
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): ModernEnvelope {
+  return { ok: false, status, json: errorResponseJson(id, code, message, data) };
+}
