@@ -156,6 +156,21 @@ const tools = [
       return "Progress test completed";
     },
   }),
+  // Diagnostic tools of the alpha suite's server-stateless scenario (2026-07-28 requirements).
+  defineTool({
+    name: "test_missing_capability",
+    description: "Needs the sampling capability: refused with -32021 unless _meta declares it",
+    requiredClientCapabilities: { sampling: {} },
+    handler: () => "sampling capability declared",
+  }),
+  defineTool({
+    name: "test_logging_tool",
+    description: "Logs at info; a modern request without _meta logLevel receives no log messages",
+    handler: async (_args, ctx) => {
+      await ctx.log("info", "test_logging_tool ran");
+      return "logged";
+    },
+  }),
   defineTool({
     name: "json_schema_2020_12_tool",
     description: "Tool with JSON Schema 2020-12 features",

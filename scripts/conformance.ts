@@ -12,9 +12,16 @@
  *   *and* a stale baseline entry both fail the run.
  * - Every step is bounded by a timeout; output goes under .conformance/ (gitignored).
  *
- * Options: `--scenario NAME` (repeatable; default: every in-scope scenario), `--server FILE`
+ * Then (issue 4) the alpha release (@modelcontextprotocol/conformance 0.2.0-alpha, installed as
+ * `conformance-alpha`) runs against the same server once per requirement set, `--requirements
+ * 2026-07-28` and `--requirements 2025-11-25` (the suite then fixes which scenarios run; it cannot
+ * be combined with `--scenario`), each checked against conformance/baseline-alpha-<set>.yml, whose
+ * entries are the out-of-scope scenarios and checks, each with its reason.
+ *
+ * Options: `--scenario NAME` (repeatable; default: every in-scope scenario; stable suite only, the
+ * alpha runs are then skipped), `--suite stable|alpha|all` (default all), `--server FILE`
  * (another server script whose first stdout line contains its URL), `--timeout MS` per scenario
- * (60 000), `--verbose` (print the suite's full output).
+ * (60 000; an alpha requirement set gets 4×), `--verbose` (print the suite's full output).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
@@ -44,6 +51,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const suiteEntry = join(root, "node_modules/conformance-stable/dist/index.js");
 const baseline = join(root, "conformance/baseline-stable.yml");
 const outputRoot = join(root, ".conformance/stable");
+const alphaEntry = join(root, "node_modules/conformance-alpha/dist/index.js");
+/** Requirement sets of the alpha suite run by `npm run conformance` (issue 4). */
+const ALPHA_REQUIREMENTS = ["2026-07-28", "2025-11-25"] as const;
 const shim = resolve(root, "../shared/tools/conformance-on-node20/register.mjs");
 const aliasShim = join(root, "scripts/lib/conformance-alias-register.mjs");
 
@@ -53,6 +63,7 @@ const { values: flags } = parseArgs({
     server: { type: "string", default: "examples/conformance-server.ts" },
     timeout: { type: "string", default: "60000" },
     verbose: { type: "boolean", default: false },
+    suite: { type: "string", default: "all" },
   },
   strict: true,
 });
@@ -66,13 +77,20 @@ const scenarioTimeoutMs = Number(flags.timeout);
 if (!Number.isInteger(scenarioTimeoutMs) || scenarioTimeoutMs <= 0) {
   fail(`--timeout must be a positive integer (ms); got ${flags.timeout}`);
 }
-const scenarios = flags.scenario ?? [...IN_SCOPE];
+if (!["stable", "alpha", "all"].includes(flags.suite)) {
+  fail(`--suite must be stable, alpha or all; got ${flags.suite}`);
+}
+const runStable = flags.suite !== "alpha";
+// The alpha suite runs whole requirement sets: a scenario filter means a stable-only run.
+const runAlpha = flags.suite !== "stable" && flags.scenario === undefined;
+const scenarios = runStable ? (flags.scenario ?? [...IN_SCOPE]) : [];
 for (const name of scenarios) {
   if (!(IN_SCOPE as readonly string[]).includes(name)) {
     fail(`${name} is not an in-scope scenario (${IN_SCOPE.join(", ")})`);
   }
 }
 if (!existsSync(suiteEntry)) fail(`${suiteEntry} is missing; run npm install`);
+if (runAlpha && !existsSync(alphaEntry)) fail(`${alphaEntry} is missing; run npm install`);
 
 /** `node` flags that make the suite start on this Node version. */
 function nodeFlags(): string[] {
@@ -182,8 +200,65 @@ function runScenario(url: string, scenario: string): Promise<Outcome> {
   });
 }
 
+/**
+ * Runs one requirement set of the alpha suite against its baseline (the suite's own
+ * `--expected-failures` check decides the exit code), bounded by 4× the scenario timeout.
+ */
+function runAlphaRequirements(url: string, requirements: string): Promise<Outcome> {
+  const started = Date.now();
+  const label = `alpha --requirements ${requirements}`;
+  const args = [
+    ...suiteNodeFlags,
+    alphaEntry,
+    "server",
+    "--url",
+    url,
+    "--requirements",
+    requirements,
+    "--expected-failures",
+    join(root, `conformance/baseline-alpha-${requirements}.yml`),
+    "-o",
+    join(root, `.conformance/alpha-${requirements}`),
+  ];
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  return new Promise((resolvePromise) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, scenarioTimeoutMs * 4);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      if (flags.verbose || code !== 0) console.log(output.trimEnd());
+      // The alpha suite prints "Total: N passed, M failed" for the whole set.
+      const total = /Total: (\d+) passed, (\d+) failed/.exec(output);
+      const summary =
+        total === null
+          ? "no summary printed"
+          : `Passed: ${total[1]}/${Number(total[1]) + Number(total[2])}, ${total[2]} failed (baseline applied)`;
+      resolvePromise({
+        scenario: label,
+        exitCode: code,
+        summary,
+        timedOut,
+        ms: Date.now() - started,
+      });
+    });
+  });
+}
+
 async function main(): Promise<number> {
   rmSync(outputRoot, { recursive: true, force: true });
+  for (const requirements of ALPHA_REQUIREMENTS) {
+    rmSync(join(root, `.conformance/alpha-${requirements}`), { recursive: true, force: true });
+  }
   mkdirSync(outputRoot, { recursive: true });
   const { child, url } = await startServer();
   console.log(`server ${flags.server} at ${url}; ${scenarios.length} scenario(s)\n`);
@@ -199,6 +274,16 @@ async function main(): Promise<number> {
       const note = outcome.timedOut ? ` (timed out after ${scenarioTimeoutMs} ms)` : "";
       console.log(`${mark} ${scenario}: ${outcome.summary} [${outcome.ms} ms]${note}`);
     }
+    for (const requirements of runAlpha ? ALPHA_REQUIREMENTS : []) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`the server died before the alpha ${requirements} run`);
+      }
+      const outcome = await runAlphaRequirements(url, requirements);
+      outcomes.push(outcome);
+      const mark = outcome.exitCode === 0 ? "✓" : "✗";
+      const note = outcome.timedOut ? " (timed out)" : "";
+      console.log(`${mark} ${outcome.scenario}: ${outcome.summary} [${outcome.ms} ms]${note}`);
+    }
   } finally {
     await stopServer(child);
   }
@@ -212,7 +297,7 @@ async function main(): Promise<number> {
   }
   console.log(`\nchecks: ${passed} passed, ${failed} failed`);
   console.log(
-    `conformance (stable): ${outcomes.length - bad.length}/${outcomes.length} scenarios as expected` +
+    `conformance (stable${runAlpha ? " + alpha" : ""}): ${outcomes.length - bad.length}/${outcomes.length} runs as expected` +
       ` (baseline ${baseline.slice(root.length + 1)}); results under ${outputRoot.slice(root.length + 1)}/`,
   );
   if (bad.length > 0) console.log(`unexpected: ${bad.map((o) => o.scenario).join(", ")}`);
