@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { z } from "zod";
 
 import { InvalidOptionError } from "../../src/errors.js";
+import { isolatedHandler } from "../../src/isolation/index.js";
 import { defineTool } from "../../src/protocol/index.js";
 
 describe("defineTool", () => {
@@ -80,6 +81,10 @@ describe("defineTool", () => {
       { name: "ok", handler, input: 5 },
       { name: "ok", handler, description: 5 },
       { name: "ok", handler, isolated: "yes" },
+      // A closure cannot cross to a worker thread: isolation needs an isolatedHandler descriptor.
+      { name: "ok", handler, isolated: true },
+      { name: "ok", requiredClientCapabilities: ["sampling"], handler },
+      { name: "ok", requiredClientCapabilities: { sampling: true }, handler },
     ]) {
       assert.throws(
         () => defineTool(bad as never),
@@ -87,5 +92,25 @@ describe("defineTool", () => {
         JSON.stringify(Object.keys(bad)),
       );
     }
+  });
+
+  test("isolated: an isolatedHandler descriptor replaces the handler", () => {
+    const descriptor = isolatedHandler(
+      new URL("../fixtures/isolated-tools.ts", import.meta.url),
+      "spin",
+    );
+    const tool = defineTool({ name: "spin", isolated: descriptor });
+    assert.equal(tool.isolated, true);
+    assert.equal(tool.isolatedHandler, descriptor);
+    assert.throws(() => tool.handler({} as never, {} as never), /worker thread/);
+    assert.equal(defineTool({ name: "plain", handler: () => "" }).isolatedHandler, null);
+  });
+
+  test("requiredClientCapabilities are kept (an empty object means none)", () => {
+    const handler = () => "";
+    const tool = defineTool({ name: "s", requiredClientCapabilities: { sampling: {} }, handler });
+    assert.deepEqual(tool.requiredClientCapabilities, { sampling: {} });
+    const none = defineTool({ name: "n", requiredClientCapabilities: {}, handler });
+    assert.equal(none.requiredClientCapabilities, null);
   });
 });
