@@ -102,11 +102,17 @@ describe("isolated tools through the server", () => {
           await until(() => killed.length === 1, 3000, "toolKilled");
           assert.equal(killed[0]?.tool, "spin");
           assert.equal(killed[0]?.terminated, true, "the worker thread was terminated");
-          // A replacement worker serves the next call.
-          const next = await rpc(url, callBody(6, "chatty", { steps: 1 }), {
-            accept: "application/json",
-          });
-          assert.deepEqual(next.json.result.content, [{ type: "text", text: "chatted" }]);
+          // A replacement worker serves the next call once the terminated thread has exited
+          // (until then it still counts against maxWorkers: the pool stays bounded).
+          let content: unknown;
+          await until(async () => {
+            const next = await rpc(url, callBody(6, "chatty", { steps: 1 }), {
+              accept: "application/json",
+            });
+            content = next.json?.result?.content;
+            return content !== undefined;
+          }, 5000);
+          assert.deepEqual(content, [{ type: "text", text: "chatted" }]);
         },
       );
     } finally {
