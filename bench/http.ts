@@ -141,7 +141,17 @@ function machine(): string {
 const fmt = (n: number, digits = 0): string =>
   n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
+/** The 1-minute load average: other work on the machine skews every figure, so it is recorded. */
+function loadAverage(): string {
+  try {
+    return readFileSync("/proc/loadavg", "utf8").split(" ")[0] ?? "?";
+  } catch {
+    return "?";
+  }
+}
+
 async function main(): Promise<void> {
+  const loadBefore = loadAverage();
   const running = new Map<TargetSpec["key"], RunningTarget>();
   const answerType = new Map<TargetSpec["key"], string>();
   const cleanup = async (): Promise<void> => {
@@ -211,7 +221,8 @@ server, rotating the order every round; the table gives the medians over rounds.
 
 - Command: \`npm run bench:http\` (\`node --import tsx bench/http.ts\`)
 - Date: ${date}
-- Machine: ${machine()}
+- Machine: ${machine()}; 1-minute load average ${loadBefore} before the run, ${loadAverage()} after
+  (on ${cpus().length} cores, anything above ~0.1 besides this benchmark means other work competed)
 
 ${table}
 
