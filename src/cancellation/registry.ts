@@ -109,6 +109,9 @@ class LocalRequestHandle implements RequestHandle {
 
 type HandleSlot = LocalRequestHandle | LocalRequestHandle[];
 
+/** Sources of cancels that target a `(scope, id)` key rather than one handle. */
+const KEY_WIDE_SOURCES: ReadonlySet<CancellationSource> = new Set(["notification", "library"]);
+
 /**
  * Records cancellations per `(scope, request id)` and aborts the matching in-flight requests.
  *
@@ -191,6 +194,9 @@ export class CancellationRegistry {
       this.ownsStore = true;
     }
     this.unsubscribe = this.store.onRemoteCancellation((event: RemoteCancellation) => {
+      // Disconnects, timeouts and shutdowns concern one handle on the node that saw them
+      // (cancelHandle); only key-wide cancels abort namesakes elsewhere.
+      if (!KEY_WIDE_SOURCES.has(event.source)) return;
       this.abortLocal(
         event.scope,
         event.requestId,
@@ -254,6 +260,44 @@ export class CancellationRegistry {
       channels.requestCancelled.publish({ requestId, scope, reason: text, source });
     }
     this.abortLocal(scope, requestId, () => new RequestCancelledError(source, text));
+    return OK;
+  }
+
+  /**
+   * Cancels one request handle for a cause that concerns that request alone (its client
+   * disconnected, its session ended, the server shuts down): the handle aborts at once, and a row
+   * is recorded under the handle's own scope so that `isCancelled(id, scope)` tells the truth
+   * afterwards. Unlike {@link cancel}, namesakes (other requests with the same id in the same
+   * scope, e.g. two anonymous clients behind one address) are left running, here and on other
+   * nodes: one client hanging up must never stop another client's call.
+   *
+   * Resolves `{ ok: true }` when a row was written; otherwise (null id, quota reached) the handle
+   * is still aborted and the result says why no row exists.
+   *
+   * @example
+   * ```ts
+   * res.on("close", () => {
+   *   if (!res.writableFinished) void registry.cancelHandle(handle, "client disconnected", "disconnect");
+   * });
+   * ```
+   */
+  async cancelHandle(
+    handle: RequestHandle,
+    reason?: unknown,
+    source: CancellationSource = "disconnect",
+  ): Promise<CancelResult> {
+    const text = reason === null || reason === undefined ? null : reflectText(reason, 200);
+    handle.abort(new RequestCancelledError(source, text));
+    const { scope, requestId } = handle;
+    if (requestId === null) return OK;
+    const outcome = await this.store.record(
+      { scope, requestId, reason: text, cancelledAt: this.clock() },
+      source,
+    );
+    if (outcome !== "recorded") return LIMIT_REACHED;
+    if (channels.requestCancelled.hasSubscribers) {
+      channels.requestCancelled.publish({ requestId, scope, reason: text, source });
+    }
     return OK;
   }
 

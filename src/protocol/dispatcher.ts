@@ -315,14 +315,13 @@ export class Dispatcher implements ToolCallHost {
     for (const call of [...this.active]) call.handle.abort(reason);
   }
 
-  /** @internal ToolCallHost: records a cancellation; resolves whether a row was written. */
-  async cancel(
-    id: unknown,
+  /** @internal ToolCallHost: cancels one call's handle; resolves whether a row was written. */
+  async cancelHandle(
+    handle: RequestHandle,
     reason: string,
-    scope: string,
     source: CancellationSource,
   ): Promise<boolean> {
-    const result = await this.registry.cancel(id, reason, scope, source);
+    const result = await this.registry.cancelHandle(handle, reason, source);
     return result.ok;
   }
 

@@ -13,7 +13,6 @@ import { channels } from "../diagnostics.js";
 import {
   type CancellationSource,
   ErrorCode,
-  RequestCancelledError,
   WorkerPoolFullError,
 } from "../errors.js";
 import type { Principal } from "../identity/index.js";
@@ -38,7 +37,11 @@ export type ToolOutcome = "ok" | "error" | "cancelled" | "killed";
 export interface ToolCallHost {
   readonly streamCancelTimeoutMs: number;
   readonly cancelOnDisconnect: boolean;
-  cancel(id: unknown, reason: string, scope: string, source: CancellationSource): Promise<boolean>;
+  /**
+   * Cancels this call's handle alone (disconnect, session end): aborts it at once and records a
+   * row under its scope; namesakes keep running. Resolves whether a row was written.
+   */
+  cancelHandle(handle: RequestHandle, reason: string, source: CancellationSource): Promise<boolean>;
   /** Untracks then clears (the seed's `finally` order); never rejects. */
   release(call: ToolCall): Promise<void>;
   outcome(tool: string, outcome: ToolOutcome): void;
@@ -210,10 +213,9 @@ export class ToolCall implements ToolContext, SinkListener {
     if (this.state !== RUNNING) return;
     if (this.modern) {
       // 2026-07-28: closing the stream IS the cancellation, whatever `cancelOnDisconnect` says
-      // (mcp-protocol.md B.4). The handle aborts now, not after the store write, so the tool's
-      // signal fires in the same tick as the socket's close; the row is recorded next.
-      this.handle.abort(new RequestCancelledError("disconnect", DISCONNECTED));
-      this.cancelWith("disconnect", DISCONNECTED, true);
+      // (mcp-protocol.md B.4). cancelHandle aborts the handle before the store write, so the
+      // tool's signal fires in the same tick as the socket's close; the row is recorded next.
+      this.cancelWith("disconnect", DISCONNECTED);
       return;
     }
     if (!this.host.cancelOnDisconnect) return;
@@ -221,22 +223,15 @@ export class ToolCall implements ToolContext, SinkListener {
   }
 
   /**
-   * Cancels this call for `source`, recording a row under the call's own scope so that
-   * `isCancelled(id, scope)` tells the truth; falls back to aborting the handle alone when no
-   * row can be written (null id, quota reached, store failure).
+   * Cancels this call for `source` (a cause that concerns this request alone): its handle aborts
+   * at once and a row is recorded under the call's own scope so that `isCancelled(id, scope)`
+   * tells the truth; a namesake in the same scope (another client reusing the id) keeps running.
    */
-  cancelWith(source: CancellationSource, reason: string, force = false): void {
-    if (this.state !== RUNNING && !force) return;
-    if (this.handle.requestId === null) {
-      this.handle.abort(new RequestCancelledError(source, reason));
-      return;
-    }
-    this.host.cancel(this.requestId, reason, this.scope, source).then(
-      (recorded) => {
-        if (!recorded) this.handle.abort(new RequestCancelledError(source, reason));
-      },
-      () => this.handle.abort(new RequestCancelledError(source, reason)),
-    );
+  cancelWith(source: CancellationSource, reason: string): void {
+    if (this.state !== RUNNING) return;
+    this.host.cancelHandle(this.handle, reason, source).catch(() => {
+      // The store failed after the handle aborted: the request is cancelled all the same.
+    });
   }
 
   /** Stream cancel timeout: give up on a tool that ignores its signal. */

@@ -501,14 +501,61 @@ describe("CancellationRegistry: local aborts", () => {
     const handle = await registry.track("7", "session:x");
     const bystander = await registry.track("7", "session:y");
     assert.ok(listener);
-    listener({ scope: "session:x", requestId: "7", reason: "remote", source: "disconnect" });
+    // A disconnect elsewhere concerned one handle on that node: nothing aborts here.
+    listener({ scope: "session:x", requestId: "7", reason: "gone", source: "disconnect" });
+    assert.equal(handle.signal.aborted, false);
+    listener({ scope: "session:x", requestId: "7", reason: "remote", source: "notification" });
     assert.equal(handle.signal.aborted, true);
-    assert.equal(reasonOf(handle).source, "disconnect");
+    assert.equal(reasonOf(handle).source, "notification");
     assert.equal(reasonOf(handle).reason, "remote");
     assert.equal(bystander.signal.aborted, false);
     await registry.close();
     assert.equal(unsubscribed, true);
     await inner.close();
+  });
+});
+
+describe("CancellationRegistry: cancelHandle", () => {
+  it("aborts that handle only, records a row under its scope and publishes it", async () => {
+    const { registry } = makeRegistry();
+    const mine = await registry.track(1, "ip:192.0.2.1");
+    const namesake = await registry.track(1, "ip:192.0.2.1");
+    const messages = await capture(ChannelName.requestCancelled, async () => {
+      assert.deepEqual(await registry.cancelHandle(mine, "client disconnected", "disconnect"), {
+        ok: true,
+      });
+    });
+    assert.equal(mine.signal.aborted, true);
+    assert.equal(reasonOf(mine).source, "disconnect");
+    assert.equal(reasonOf(mine).reason, "client disconnected");
+    assert.equal(namesake.signal.aborted, false, "a namesake keeps running");
+    assert.equal(await registry.isCancelled(1, "ip:192.0.2.1"), true);
+    assert.deepEqual(messages, [
+      {
+        requestId: "1",
+        scope: "ip:192.0.2.1",
+        reason: "client disconnected",
+        source: "disconnect",
+      },
+    ]);
+    await registry.close();
+  });
+
+  it("aborts the handle even when no row can be written (null id, quota reached)", async () => {
+    const { registry } = makeRegistry({ maxRowsPerScope: 1 });
+    const untracked = await registry.track(null, "s");
+    assert.deepEqual(await registry.cancelHandle(untracked, "bye"), { ok: true });
+    assert.equal(untracked.signal.aborted, true);
+    assert.equal(await registry.size(), 0);
+    assert.deepEqual(await registry.cancel("other", null, "s"), { ok: true });
+    const handle = await registry.track("x", "s");
+    assert.deepEqual(await registry.cancelHandle(handle, "bye", "shutdown"), {
+      ok: false,
+      error: "cancellation_limit_reached",
+    });
+    assert.equal(handle.signal.aborted, true);
+    assert.equal(reasonOf(handle).source, "shutdown");
+    await registry.close();
   });
 });
 

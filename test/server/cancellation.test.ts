@@ -196,6 +196,53 @@ describe("disconnect", () => {
     });
   });
 
+  for (const era of ["2025-11-25", "2026-07-28"] as const) {
+    test(`${era}: one client hanging up never cancels a namesake call of another client in the same scope`, async () => {
+      await withServer({ streamCancelTimeoutMs: 10_000 }, async (url, server) => {
+        // Two anonymous clients behind one address share the scope ip:127.0.0.1 and both chose
+        // id 1: legal in both eras (ids are only unique per sender).
+        const modern = era === "2026-07-28";
+        const meta = modern
+          ? {
+              "io.modelcontextprotocol/protocolVersion": era,
+              "io.modelcontextprotocol/clientCapabilities": {},
+            }
+          : undefined;
+        const headers: Record<string, string> = modern
+          ? { "mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": "sleep" }
+          : {};
+        const survivor = rpc(
+          url,
+          callBody(1, "sleep", { ms: 300, tag: `stay-${era}` }, meta),
+          headers,
+        );
+        const req = request(url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...headers,
+          },
+        });
+        req.on("error", () => {});
+        req.end(JSON.stringify(callBody(1, "sleep", { ms: 5_000, tag: `gone-${era}` }, meta)));
+        await until(() => probes.has(`stay-${era}`) && probes.has(`gone-${era}`));
+        req.destroy();
+        await until(
+          () => probes.get(`gone-${era}`)?.abortedAt != null,
+          2000,
+          "abort after disconnect",
+        );
+        const answer = await survivor;
+        assert.equal(probes.get(`stay-${era}`)?.abortedAt, null, "the namesake was not aborted");
+        assert.equal(answer.status, 200);
+        const text = answer.json?.result?.content?.[0]?.text ?? answer.text;
+        assert.match(text, /slept 300 ms/);
+        await until(() => server.registry.inFlightCount === 0);
+      });
+    });
+  }
+
   test("with cancelOnDisconnect: false a dropped connection does not cancel", async () => {
     await withServer({ cancelOnDisconnect: false }, async (url, server) => {
       const req = request(url, { method: "POST", headers: { "content-type": "application/json" } });
