@@ -13,7 +13,7 @@
  * whose order rotates so slow drift (thermal, other tenants) spreads evenly; medians are reported.
  * The results table is printed and written to the "## HTTP" section of docs/benchmarks.md.
  *
- * Options: `--rounds N` (3), `--duration S` (5), `--warmup S` (3), `--connections N` (50),
+ * Options: `--rounds N` (5), `--duration S` (5), `--warmup S` (3), `--connections N` (50),
  * `--targets conduit,sdk,bare` (a subset, for debugging; only a full run writes the docs),
  * `--no-write` (print only).
  */
@@ -52,7 +52,7 @@ const ALL_TARGETS: readonly TargetSpec[] = [
 
 const { values: flags } = parseArgs({
   options: {
-    rounds: { type: "string", default: "3" },
+    rounds: { type: "string", default: "5" },
     duration: { type: "string", default: "5" },
     warmup: { type: "string", default: "3" },
     connections: { type: "string", default: "50" },
@@ -205,10 +205,19 @@ async function main(): Promise<void> {
       "| --- | ---: | ---: | ---: | --- | --- |",
       ...rows,
     ].join("\n");
+    // Ratios within a round compare runs seconds apart, under the same background load; their
+    // median is steadier than a ratio of medians when the machine is shared.
+    const perRound = (a: TargetSpec["key"], b: TargetSpec["key"]): number[] => {
+      const ra = results.get(a) ?? [];
+      const rb = results.get(b) ?? [];
+      return ra.map((r, i) => r.rps / (rb[i]?.rps ?? Number.NaN));
+    };
     const ratios = fullRun
       ? [
-          `- conduit-mcp / SDK stateless: **${fmt(med("conduit").rps / med("sdk").rps, 1)}×** throughput (aim: ≥ 10×)`,
-          `- conduit-mcp / bare node:http: **${fmt((med("conduit").rps / med("bare").rps) * 100, 0)} %** of the ceiling`,
+          `- conduit-mcp / SDK stateless: **${fmt(med("conduit").rps / med("sdk").rps, 1)}×** throughput` +
+            ` (median of per-round ratios ${fmt(median(perRound("conduit", "sdk")), 1)}×; aim: ≥ 10×)`,
+          `- conduit-mcp / bare node:http: **${fmt((med("conduit").rps / med("bare").rps) * 100, 0)} %**` +
+            ` of the ceiling (per-round median ${fmt(median(perRound("conduit", "bare")) * 100, 0)} %)`,
         ].join("\n")
       : "(partial run: no ratios)";
     const date = new Date().toISOString().slice(0, 10);
