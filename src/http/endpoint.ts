@@ -31,11 +31,12 @@ import {
 } from "../protocol/index.js";
 import { isWellFormedSessionId, type SessionStore } from "../sessions/index.js";
 import type { Authenticator } from "./authenticate.js";
-import { HttpExchange } from "./exchange.js";
+import { type ExchangeLimits, HttpExchange } from "./exchange.js";
 import { methodLabel, type ServerMetrics } from "./metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
 import type { OriginPolicy } from "./origin-policy.js";
-import { BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+import { ACQUIRED, type LimitOutcome, SCOPE_LIMIT } from "./scope-limiter.js";
 import { failResponse, writeEmpty, writeJson } from "./write-response.js";
 
 /** Everything the listener needs, resolved once by the server. */
@@ -48,6 +49,10 @@ export interface EndpointConfig {
   readonly trustProxy: TrustProxy;
   readonly originPolicy: OriginPolicy;
   readonly maxBodyBytes: number;
+  /** Total time a body may take to arrive once reading began; 408 beyond. 0 = no limit. */
+  readonly bodyTimeoutMs: number;
+  /** Per-scope (and global) counters of running requests and of request-scoped SSE streams. */
+  readonly limits: ExchangeLimits;
   readonly keepAliveMs: number;
   readonly metrics: ServerMetrics | null;
   /** True once close() began: new requests get 503. */
@@ -72,6 +77,8 @@ const FORBIDDEN = errorResponseJson(
   "Forbidden: Host or Origin not allowed",
 );
 const TOO_LARGE = errorResponseJson(null, ErrorCode.InvalidRequest, "Request body too large");
+const BODY_TIMED_OUT = errorResponseJson(null, ErrorCode.InvalidRequest, "Request body timeout");
+const TOO_MANY = "Too many concurrent requests";
 const BAD_CONTENT_TYPE = errorResponseJson(
   null,
   ErrorCode.InvalidRequest,
@@ -99,7 +106,7 @@ const INVALID_REQUEST = "Invalid JSON-RPC 2.0 request";
 export function createRequestListener(
   config: EndpointConfig,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { path, dispatcher, sessions, authenticate, metrics, originPolicy } = config;
+  const { path, dispatcher, sessions, authenticate, metrics, originPolicy, limits } = config;
   const recorder = metrics === null ? null : metrics.recordRequest;
   const allowHeader = sessions === null ? "POST" : "POST, DELETE";
 
@@ -137,15 +144,21 @@ export function createRequestListener(
       res.setHeader("connection", "close");
       return reply(res, 413, TOO_LARGE, null);
     }
-    let body: Buffer | typeof BODY_TOO_LARGE;
+    let body: Buffer | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT;
     try {
-      body = await readBody(req, config.maxBodyBytes);
+      body = await readBody(req, config.maxBodyBytes, config.bodyTimeoutMs);
     } catch {
       return; // the client went away mid-body: nobody to answer
     }
     if (body === BODY_TOO_LARGE) {
+      // The rest of the body is never read: the connection closes after the answer.
       res.setHeader("connection", "close");
       return reply(res, 413, TOO_LARGE, null);
+    }
+    if (body === BODY_TIMEOUT) {
+      // A client trickling its body is cut off (issue 6): 408, then the connection closes.
+      res.setHeader("connection", "close");
+      return reply(res, 408, BODY_TIMED_OUT, null);
     }
     let parsed: unknown;
     try {
@@ -220,7 +233,16 @@ export function createRequestListener(
     const scope = scopeOf({ sessionId, principal, address });
 
     if (classified.kind === "notification") {
-      const error = await dispatcher.handleNotification(classified.message, scope);
+      // A notification holds a unit of its scope while it is processed, like a request: a
+      // flood of cancels from one scope cannot occupy more than that scope's share.
+      const admitted = limits.requests.tryAcquire(scope);
+      if (admitted !== ACQUIRED) return refuse(res, admitted, null, method);
+      let error: string | null;
+      try {
+        error = await dispatcher.handleNotification(classified.message, scope);
+      } finally {
+        limits.requests.release(scope);
+      }
       if (error === null) {
         recorder?.(methodLabel(method), 202);
         return writeEmpty(res, 202);
@@ -229,18 +251,72 @@ export function createRequestListener(
       return reply(res, 200, error, method);
     }
 
+    const request = classified.message;
+    const exchange = admit(res, scope, request, accepts);
+    if (exchange === null) return;
+    try {
+      await dispatcher.handleRequest(request, { scope, principal, sessionId, logLevel }, exchange);
+    } finally {
+      exchange.released();
+    }
+  }
+
+  /**
+   * Admission under the scope's bounds (issue 6, "Abuse"): one request unit of the scope, and
+   * for a `tools/call` whose client accepts SSE one stream unit too. Without a stream unit the
+   * call still runs when the client accepts JSON — answered with one JSON body, its
+   * notifications dropped — and is refused when it accepts only SSE. Refusals are at once:
+   * 429 (the scope's bound) or 503 (the global bound), `Retry-After: 1`, -32000 with the id.
+   */
+  function admit(
+    res: ServerResponse,
+    scope: string,
+    request: JsonRpcRequest,
+    accepts: number,
+  ): HttpExchange | null {
+    const admitted = limits.requests.tryAcquire(scope);
+    if (admitted !== ACQUIRED) {
+      refuse(res, admitted, request.id, request.method);
+      return null;
+    }
+    let sse = (accepts & ACCEPTS_SSE) !== 0;
+    let stream = false;
+    if (sse && request.method === "tools/call") {
+      stream = limits.streams.tryAcquire(scope) === ACQUIRED;
+      if (!stream) {
+        if ((accepts & ACCEPTS_JSON) === 0) {
+          limits.requests.release(scope);
+          refuse(res, SCOPE_LIMIT, request.id, request.method);
+          return null;
+        }
+        sse = false;
+      }
+    }
     const exchange = new HttpExchange(
       res,
       (accepts & ACCEPTS_JSON) !== 0,
-      (accepts & ACCEPTS_SSE) !== 0,
+      sse,
       config.keepAliveMs,
       recorder === null ? null : recorder,
-      methodLabel(method),
+      methodLabel(request.method),
     );
-    await dispatcher.handleRequest(
-      classified.message,
-      { scope, principal, sessionId, logLevel },
-      exchange,
+    exchange.hold(limits, scope, stream);
+    return exchange;
+  }
+
+  /** 429 (scope bound) or 503 (global bound), with `Retry-After` and the request's id. */
+  function refuse(
+    res: ServerResponse,
+    outcome: LimitOutcome,
+    id: JsonRpcRequest["id"] | null,
+    method: string,
+  ): void {
+    res.setHeader("retry-after", "1");
+    reply(
+      res,
+      outcome === SCOPE_LIMIT ? 429 : 503,
+      errorResponseJson(id, ErrorCode.ServerError, TOO_MANY),
+      method,
     );
   }
 
@@ -280,22 +356,20 @@ export function createRequestListener(
           null)
         : null;
     const scope = scopeOf({ sessionId: null, principal, address });
-    const exchange = new HttpExchange(
-      res,
-      (accepts & ACCEPTS_JSON) !== 0,
-      (accepts & ACCEPTS_SSE) !== 0,
-      config.keepAliveMs,
-      recorder === null ? null : recorder,
-      methodLabel(method),
-    );
+    const exchange = admit(res, scope, request, accepts);
+    if (exchange === null) return;
     // A long modern call gets its stream (and keep-alive comments) even before any progress.
     if (method === "tools/call") exchange.keepAliveWhilePending();
-    await dispatcher.handleModernRequest(
-      request,
-      { scope, principal, sessionId: null, logLevel: envelope.logLevel },
-      exchange,
-      envelope,
-    );
+    try {
+      await dispatcher.handleModernRequest(
+        request,
+        { scope, principal, sessionId: null, logLevel: envelope.logLevel },
+        exchange,
+        envelope,
+      );
+    } finally {
+      exchange.released();
+    }
   }
 
   async function remove(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -11,10 +11,24 @@
 import type { ServerResponse } from "node:http";
 
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
+import type { ScopeLimiter } from "./scope-limiter.js";
 import { writeJson } from "./write-response.js";
 
 /** Records how an exchange ended (metrics). */
 export type ExchangeRecorder = (method: string, status: number) => void;
+
+/**
+ * The per-scope counters an exchange holds a unit of while its request runs (issue 6).
+ *
+ * @example
+ * ```ts
+ * const limits: ExchangeLimits = { requests: new ScopeLimiter(64, 10_000), streams: new ScopeLimiter(32, 10_000) };
+ * ```
+ */
+export interface ExchangeLimits {
+  readonly requests: ScopeLimiter;
+  readonly streams: ScopeLimiter;
+}
 
 const PENDING = 0;
 const STREAMING = 1;
@@ -49,6 +63,10 @@ export class HttpExchange implements ResponseSink {
   private listener: SinkListener | null = null;
   private controller: AbortController | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
+  /** What the request holds (see {@link hold}); null once given back. */
+  private limits: ExchangeLimits | null = null;
+  private heldScope = "";
+  private heldStream = false;
 
   constructor(
     res: ServerResponse,
@@ -88,6 +106,29 @@ export class HttpExchange implements ResponseSink {
 
   setListener(listener: SinkListener | null): void {
     this.listener = listener;
+  }
+
+  /**
+   * Records that the request holds one request unit of `scope` in `limits` (and one stream unit
+   * when `stream`), given back once by {@link released}.
+   */
+  hold(limits: ExchangeLimits, scope: string, stream: boolean): void {
+    this.limits = limits;
+    this.heldScope = scope;
+    this.heldStream = stream;
+  }
+
+  /**
+   * Gives back what {@link hold} recorded, exactly once: the endpoint calls it in `finally` when
+   * the dispatch settles, and the protocol layer when it abandons a call whose handler never
+   * settles. Every later call is a no-op.
+   */
+  released(): void {
+    const limits = this.limits;
+    if (limits === null) return;
+    this.limits = null;
+    limits.requests.release(this.heldScope);
+    if (this.heldStream) limits.streams.release(this.heldScope);
   }
 
   notify(json: string): Promise<void> {

@@ -15,7 +15,7 @@ export {
   createAuthenticator,
 } from "./authenticate.js";
 export { createRequestListener, type EndpointConfig } from "./endpoint.js";
-export { type ExchangeRecorder, HttpExchange } from "./exchange.js";
+export { type ExchangeLimits, type ExchangeRecorder, HttpExchange } from "./exchange.js";
 export { methodLabel, ServerMetrics } from "./metrics.js";
 export {
   ACCEPTS_JSON,
@@ -24,5 +24,12 @@ export {
   isJsonContentType,
 } from "./negotiation.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
-export { BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+export {
+  ACQUIRED,
+  GLOBAL_LIMIT,
+  type LimitOutcome,
+  SCOPE_LIMIT,
+  ScopeLimiter,
+} from "./scope-limiter.js";
 export { failResponse, writeEmpty, writeJson, writeRpcError } from "./write-response.js";

@@ -43,4 +43,11 @@ export interface ResponseSink {
   setSessionId(id: string): void;
   /** Who to tell about a disconnect (one listener; the call in flight). */
   setListener(listener: SinkListener | null): void;
+  /**
+   * The protocol layer is done with the request even though its handler may still be running
+   * (a cancelled tool abandoned at the stream cancel timeout): the transport gives back what the
+   * request held (its concurrency slots). Optional; the transport must make it idempotent,
+   * because it also releases when the dispatch settles.
+   */
+  released?(): void;
 }

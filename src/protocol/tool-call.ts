@@ -10,11 +10,7 @@
  */
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { channels } from "../diagnostics.js";
-import {
-  type CancellationSource,
-  ErrorCode,
-  WorkerPoolFullError,
-} from "../errors.js";
+import { type CancellationSource, ErrorCode, WorkerPoolFullError } from "../errors.js";
 import type { Principal } from "../identity/index.js";
 import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
 import type { Tool } from "./define-tool.js";
@@ -252,6 +248,9 @@ export class ToolCall implements ToolContext, SinkListener {
       });
     }
     void this.host.release(this);
+    // The abandoned handler may never settle: its concurrency slot is given back now, else a
+    // scope calling a stubborn tool would lose its quota for good (issue 6, "Abuse").
+    this.sink.released?.();
   }
 
   private settle(json: string, outcome: ToolOutcome): void {

@@ -12,6 +12,7 @@ import {
   createRequestListener,
   isLoopbackListenHost,
   OriginPolicy,
+  ScopeLimiter,
   ServerMetrics,
 } from "../http/index.js";
 import { parseTrustProxy } from "../identity/index.js";
@@ -55,6 +56,28 @@ export interface McpServer {
   close(): Promise<void>;
   /** The cancellation registry the server tracks requests in. */
   readonly registry: CancellationRegistry;
+  /**
+   * What the per-scope bounds hold right now: running requests, open (or reserved) SSE streams
+   * and the scopes holding either. All 0 when the server is idle.
+   */
+  concurrency(): ConcurrencySnapshot;
+}
+
+/**
+ * A snapshot of {@link McpServer.concurrency}.
+ *
+ * @example
+ * ```ts
+ * const { requests, streams, scopes } = server.concurrency();
+ * ```
+ */
+export interface ConcurrencySnapshot {
+  /** Requests (and notifications) being processed, all scopes. */
+  readonly requests: number;
+  /** SSE stream units held, all scopes. */
+  readonly streams: number;
+  /** Scopes holding at least one request unit. */
+  readonly scopes: number;
 }
 
 /**
@@ -92,6 +115,9 @@ class ConduitMcpServer implements McpServer {
   private readonly ownsSessionStore: boolean;
   private readonly janitor: SessionJanitor | null;
   private readonly closeGraceMs: number;
+  private readonly headersTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly limits: { readonly requests: ScopeLimiter; readonly streams: ScopeLimiter };
   private httpServer: Server | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
@@ -106,6 +132,16 @@ class ConduitMcpServer implements McpServer {
     this.ownsRegistry = options.registry === undefined;
     this.registry = options.registry ?? new CancellationRegistry();
     this.closeGraceMs = options.closeGraceMs;
+    this.headersTimeoutMs = options.headersTimeoutMs;
+    this.requestTimeoutMs = options.requestTimeoutMs;
+    // Streams are a subset of requests, so the global request bound bounds them too.
+    this.limits = {
+      requests: new ScopeLimiter(
+        options.maxConcurrentRequestsPerScope,
+        options.maxConcurrentRequests,
+      ),
+      streams: new ScopeLimiter(options.maxOpenStreamsPerScope, Number.POSITIVE_INFINITY),
+    };
     this.metrics = options.metrics
       ? new ServerMetrics(options.tools.map((tool) => tool.name))
       : null;
@@ -168,6 +204,8 @@ class ConduitMcpServer implements McpServer {
       trustProxy,
       originPolicy: this.originPolicy,
       maxBodyBytes: options.maxBodyBytes,
+      bodyTimeoutMs: options.bodyTimeoutMs,
+      limits: this.limits,
       keepAliveMs: options.keepAliveMs,
       metrics: this.metrics,
       closing: () => this.closing,
@@ -177,6 +215,14 @@ class ConduitMcpServer implements McpServer {
 
   private readonly path: string;
 
+  concurrency(): ConcurrencySnapshot {
+    return {
+      requests: this.limits.requests.total,
+      streams: this.limits.streams.total,
+      scopes: this.limits.requests.scopes,
+    };
+  }
+
   listen(options: { host?: string; port?: number } = {}): Promise<ListenAddress> {
     const host = options.host ?? "127.0.0.1";
     const port = options.port ?? 0;
@@ -185,7 +231,20 @@ class ConduitMcpServer implements McpServer {
     }
     // Bound to loopback: only loopback Host/Origin headers (DNS-rebinding protection).
     this.originPolicy.loopbackOnly = isLoopbackListenHost(host);
-    const server = createServer(this.handler);
+    // Slow clients (issue 6): node cuts a client still sending its headers or its request after
+    // these (408, then close). It checks every `connectionsCheckingInterval` (30 s by default),
+    // so the interval follows the shorter timeout.
+    const server = createServer(
+      {
+        headersTimeout: this.headersTimeoutMs,
+        requestTimeout: this.requestTimeoutMs,
+        connectionsCheckingInterval: Math.max(
+          50,
+          Math.min(1_000, Math.floor(this.headersTimeoutMs / 4)),
+        ),
+      },
+      this.handler,
+    );
     this.httpServer = server;
     return new Promise((resolve, reject) => {
       const onError = (error: Error): void => {

@@ -17,6 +17,7 @@ export {
   type ToolResult,
 } from "../protocol/index.js";
 export {
+  type ConcurrencySnapshot,
   createMcpServer,
   type ListenAddress,
   type McpServer,

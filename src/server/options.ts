@@ -54,6 +54,43 @@ export interface McpServerOptions {
   readonly allowedOrigins?: readonly string[];
   /** Largest accepted body in bytes; 413 beyond. Default 1 048 576. */
   readonly maxBodyBytes?: number;
+  /**
+   * Most requests (notifications included) one scope may have running at once — the scope the
+   * cancellation uses: session > principal > client IP bucket (an IPv6 /64 is one bucket).
+   * Beyond it a request is refused at once: HTTP 429, `Retry-After: 1`, JSON-RPC -32000
+   * "Too many concurrent requests" with the request's id. Default 64.
+   */
+  readonly maxConcurrentRequestsPerScope?: number;
+  /**
+   * Most request-scoped SSE streams one scope may hold (a `tools/call` whose client accepts
+   * `text/event-stream` holds one while it runs). Beyond it a call from a client that also
+   * accepts JSON still runs and is answered with one JSON body (its progress and log
+   * notifications are dropped); a client accepting only SSE is refused with 429. Default 32.
+   */
+  readonly maxOpenStreamsPerScope?: number;
+  /**
+   * Most requests running at once over all scopes, so memory stays bounded; beyond it 503,
+   * `Retry-After: 1`, -32000 "Too many concurrent requests". Default 10 000.
+   */
+  readonly maxConcurrentRequests?: number;
+  /**
+   * Time a client has to send its complete request headers (node's `server.headersTimeout`,
+   * set by listen()); beyond it node answers 408 and closes the connection. Default 10 000 ms.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * Time a client has to send its complete request, headers and body (node's
+   * `server.requestTimeout`, set by listen()); beyond it 408 and the connection closes. Running
+   * tool calls are not affected: the clock stops once the request has arrived. At least
+   * `headersTimeoutMs`. Default 30 000 ms.
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Total time a request body may take to arrive once reading began (a client trickling a byte
+   * at a time never resets it); beyond it 408 and the connection closes. Applies to `handler`
+   * under any server. 0 disables. Default 10 000 ms.
+   */
+  readonly bodyTimeoutMs?: number;
   /** A 2025-era client disconnect cancels its request. Default true. */
   readonly cancelOnDisconnect?: boolean;
   /** How long a cancelled tool may keep running before it is abandoned. Default 5 000 ms. */
@@ -91,6 +128,12 @@ export interface ResolvedOptions {
   readonly trustProxy: TrustProxyOption;
   readonly allowedOrigins: readonly string[] | undefined;
   readonly maxBodyBytes: number;
+  readonly maxConcurrentRequestsPerScope: number;
+  readonly maxOpenStreamsPerScope: number;
+  readonly maxConcurrentRequests: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
   readonly cancelOnDisconnect: boolean;
   readonly streamCancelTimeoutMs: number;
   readonly keepAliveMs: number;
@@ -107,6 +150,12 @@ export const DEFAULTS = Object.freeze({
   maxSessions: 100_000,
   sessionTtlMs: 30 * 60_000,
   maxBodyBytes: 1_048_576,
+  maxConcurrentRequestsPerScope: 64,
+  maxOpenStreamsPerScope: 32,
+  maxConcurrentRequests: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  bodyTimeoutMs: 10_000,
   cancelOnDisconnect: true,
   streamCancelTimeoutMs: 5_000,
   keepAliveMs: 15_000,
@@ -213,6 +262,24 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
   if (requireSession && sessions === null) {
     throw new InvalidOptionError("requireSession", "used together with sessions", requireSession);
   }
+  const headersTimeoutMs = positiveTimer(
+    options.headersTimeoutMs,
+    "headersTimeoutMs",
+    DEFAULTS.headersTimeoutMs,
+  );
+  const requestTimeoutMs = positiveTimer(
+    options.requestTimeoutMs,
+    "requestTimeoutMs",
+    Math.max(DEFAULTS.requestTimeoutMs, headersTimeoutMs),
+  );
+  // node refuses a headers timeout longer than the request timeout; so do we, at construction.
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new InvalidOptionError(
+      "requestTimeoutMs",
+      `at least headersTimeoutMs (${headersTimeoutMs})`,
+      requestTimeoutMs,
+    );
+  }
   const allowedOrigins = options.allowedOrigins;
   if (allowedOrigins !== undefined && !Array.isArray(allowedOrigins)) {
     throw new InvalidOptionError("allowedOrigins", "an array of origin strings", allowedOrigins);
@@ -229,6 +296,28 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     trustProxy: options.trustProxy,
     allowedOrigins,
     maxBodyBytes: positiveInteger(options.maxBodyBytes, "maxBodyBytes", DEFAULTS.maxBodyBytes),
+    maxConcurrentRequestsPerScope: positiveInteger(
+      options.maxConcurrentRequestsPerScope,
+      "maxConcurrentRequestsPerScope",
+      DEFAULTS.maxConcurrentRequestsPerScope,
+    ),
+    maxOpenStreamsPerScope: positiveInteger(
+      options.maxOpenStreamsPerScope,
+      "maxOpenStreamsPerScope",
+      DEFAULTS.maxOpenStreamsPerScope,
+    ),
+    maxConcurrentRequests: positiveInteger(
+      options.maxConcurrentRequests,
+      "maxConcurrentRequests",
+      DEFAULTS.maxConcurrentRequests,
+    ),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    bodyTimeoutMs: nonNegativeInteger(
+      options.bodyTimeoutMs,
+      "bodyTimeoutMs",
+      DEFAULTS.bodyTimeoutMs,
+    ),
     cancelOnDisconnect:
       optionalBoolean(options.cancelOnDisconnect, "cancelOnDisconnect") ??
       DEFAULTS.cancelOnDisconnect,
@@ -270,6 +359,20 @@ function positiveInteger(value: unknown, option: string, fallback: number): numb
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
     throw new InvalidOptionError(option, "a positive integer", value);
+  }
+  return value;
+}
+
+/** A timeout that must be on (node's server timeouts: 0 would disable the protection). */
+function positiveTimer(value: unknown, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== "number" ||
+    !Number.isSafeInteger(value) ||
+    value <= 0 ||
+    value > 2_147_483_647
+  ) {
+    throw new InvalidOptionError(option, "an integer from 1 to 2147483647 (ms)", value);
   }
   return value;
 }
