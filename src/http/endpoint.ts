@@ -36,7 +36,7 @@ import { methodLabel, type ServerMetrics } from "./metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
 import type { OriginPolicy } from "./origin-policy.js";
 import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
-import { ACQUIRED, GLOBAL_LIMIT, type LimitOutcome, SCOPE_LIMIT } from "./scope-limiter.js";
+import { ACQUIRED, type LimitOutcome, SCOPE_LIMIT } from "./scope-limiter.js";
 import { failResponse, writeEmpty, writeJson } from "./write-response.js";
 
 /** Everything the listener needs, resolved once by the server. */
@@ -233,16 +233,10 @@ export function createRequestListener(
     const scope = scopeOf({ sessionId, principal, address });
 
     if (classified.kind === "notification") {
-      // A notification counts against the global bound only: a scope at its own bound must
-      // still be able to cancel its calls (that is how it gets below the bound). A cancel
-      // flood is bounded by the registry's per-scope row cap, not here.
-      if (!limits.requests.tryAcquireGlobal()) return refuse(res, GLOBAL_LIMIT, null, method);
-      let error: string | null;
-      try {
-        error = await dispatcher.handleNotification(classified.message, scope);
-      } finally {
-        limits.requests.releaseGlobal();
-      }
+      // Notifications are never refused by the concurrency bounds: a cancel is how a client at
+      // its bound (or a server at the global one) frees units. Each is answered at once, and a
+      // cancel flood is bounded by the registry's per-scope row cap (conduit-behavior.md §1.5).
+      const error = await dispatcher.handleNotification(classified.message, scope);
       if (error === null) {
         recorder?.(methodLabel(method), 202);
         return writeEmpty(res, 202);

@@ -47,21 +47,6 @@ export class ScopeLimiter {
     this.held--;
   }
 
-  /**
-   * Takes one unit counted only against the global bound (work that must never be refused by
-   * its scope's bound, e.g. the cancel of a scope at its bound): true when taken.
-   */
-  tryAcquireGlobal(): boolean {
-    if (this.held >= this.maxTotal) return false;
-    this.held++;
-    return true;
-  }
-
-  /** Gives back a unit of {@link tryAcquireGlobal}. */
-  releaseGlobal(): void {
-    if (this.held > 0) this.held--;
-  }
-
   /** Units `scope` holds now. */
   count(scope: string): number {
     return this.counts.get(scope) ?? 0;

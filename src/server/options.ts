@@ -55,10 +55,11 @@ export interface McpServerOptions {
   /** Largest accepted body in bytes; 413 beyond. Default 1 048 576. */
   readonly maxBodyBytes?: number;
   /**
-   * Most requests (notifications included) one scope may have running at once — the scope the
+   * Most requests one scope may have running at once — the scope the
    * cancellation uses: session > principal > client IP bucket (an IPv6 /64 is one bucket).
    * Beyond it a request is refused at once: HTTP 429, `Retry-After: 1`, JSON-RPC -32000
-   * "Too many concurrent requests" with the request's id. Default 64.
+   * "Too many concurrent requests" with the request's id. Notifications are never refused (a
+   * cancel is how a scope at its bound frees a unit). Default 64.
    */
   readonly maxConcurrentRequestsPerScope?: number;
   /**

@@ -38,7 +38,10 @@ describe("slow clients are cut off", () => {
   test("headers trickled a byte per 100 ms: 408 and closed after headersTimeoutMs", async () => {
     await withServer({ headersTimeoutMs: 400, requestTimeoutMs: 5_000 }, async (port, url) => {
       // The request line at once, then the headers one byte per 100 ms (they never end in time).
-      const headers = "Host: 127.0.0.1\r\nContent-Type: application/json\r\nX-Slow: ".padEnd(200, "a");
+      const headers = "Host: 127.0.0.1\r\nContent-Type: application/json\r\nX-Slow: ".padEnd(
+        200,
+        "a",
+      );
       const outcome = await trickle(port, "POST /mcp HTTP/1.1\r\n", headers, 100, 5_000);
       assert.equal(outcome.closedByServer, true, "the server closed the connection");
       assert.match(outcome.received, /^HTTP\/1\.1 408 /);
