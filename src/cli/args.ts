@@ -40,6 +40,13 @@ export interface ServeCommand {
   readonly closeGraceMs?: number;
   /** Serve `GET /metrics`. */
   readonly metrics: boolean;
+  /**
+   * Redis URL (`--redis`, else `REDIS_URL`): cancellation rows, in-flight entries and, with
+   * `sessions`, the sessions themselves are shared by every node on it (issue 5). Absent → memory.
+   */
+  readonly redis?: string;
+  /** This node's Redis lease (`--redis-lease-ms`); only with `redis`. Store default 15 000. */
+  readonly redisLeaseMs?: number;
 }
 
 /** What the command line asks for. */
@@ -80,6 +87,14 @@ Options:
   --close-grace MS               on SIGINT/SIGTERM, how long in-flight calls may finish
                                  before they are cancelled (default 5000)
   --metrics                      serve Prometheus metrics at GET /metrics
+  --redis URL                    share cancellations and in-flight requests (and, with
+                                 --sessions, sessions) with every node on this Redis
+                                 (redis:// or rediss://; default $REDIS_URL when set;
+                                 needs the optional ioredis package). --max-rows and
+                                 --max-rows-per-scope then bound the shared table
+  --redis-lease-ms MS            this node's lease in Redis, renewed every MS/3; entries of
+                                 a node that died without closing go within about two
+                                 leases (default 15000; needs --redis)
   -h, --help                     show this help
   -v, --version                  show the version
 
@@ -98,12 +113,15 @@ const OPTIONS = {
   "stream-cancel-timeout": { type: "string" },
   "close-grace": { type: "string" },
   metrics: { type: "boolean" },
+  redis: { type: "string" },
+  "redis-lease-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
 
 /**
- * Parses `argv` (without the node and script paths).
+ * Parses `argv` (without the node and script paths). `env` supplies `REDIS_URL` when `--redis`
+ * is absent (main.ts passes `process.env`; the default keeps the function pure for tests).
  *
  * @example
  * ```ts
@@ -111,7 +129,10 @@ const OPTIONS = {
  * // { ok: false, message: "--port must be an integer from 0 to 65535; got \"x\"" }
  * ```
  */
-export function parseCli(argv: readonly string[]): CliParse {
+export function parseCli(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): CliParse {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -131,7 +152,7 @@ export function parseCli(argv: readonly string[]): CliParse {
     return { ok: false, message: `unexpected argument ${JSON.stringify(extra[0])}` };
   }
   try {
-    return { ok: true, command: serveCommand(values) };
+    return { ok: true, command: serveCommand(values, env) };
   } catch (error) {
     if (error instanceof UsageProblem) return { ok: false, message: error.message };
     throw error;
@@ -141,19 +162,24 @@ export function parseCli(argv: readonly string[]): CliParse {
 /** A bad flag value; caught in {@link parseCli} and turned into a message. */
 class UsageProblem extends Error {}
 
-function serveCommand(values: {
-  host?: string | undefined;
-  port?: string | undefined;
-  sessions?: boolean | undefined;
-  "require-session"?: boolean | undefined;
-  token?: string[] | undefined;
-  "trust-proxy"?: string | undefined;
-  "max-rows"?: string | undefined;
-  "max-rows-per-scope"?: string | undefined;
-  "stream-cancel-timeout"?: string | undefined;
-  "close-grace"?: string | undefined;
-  metrics?: boolean | undefined;
-}): ServeCommand {
+function serveCommand(
+  values: {
+    host?: string | undefined;
+    port?: string | undefined;
+    sessions?: boolean | undefined;
+    "require-session"?: boolean | undefined;
+    token?: string[] | undefined;
+    "trust-proxy"?: string | undefined;
+    "max-rows"?: string | undefined;
+    "max-rows-per-scope"?: string | undefined;
+    "stream-cancel-timeout"?: string | undefined;
+    "close-grace"?: string | undefined;
+    metrics?: boolean | undefined;
+    redis?: string | undefined;
+    "redis-lease-ms"?: string | undefined;
+  },
+  env: Readonly<Record<string, string | undefined>>,
+): ServeCommand {
   const requireSession = values["require-session"] === true;
   const command: { -readonly [K in keyof ServeCommand]: ServeCommand[K] } = {
     kind: "serve",
@@ -182,6 +208,18 @@ function serveCommand(values: {
   if (values["close-grace"] !== undefined) {
     command.closeGraceMs = integer("--close-grace", values["close-grace"], 0, MAX_TIMER_MS);
   }
+  // The flag wins over the environment; an empty REDIS_URL counts as unset (a common shell idiom).
+  if (values.redis !== undefined) command.redis = redisUrl("--redis", values.redis);
+  else if (env.REDIS_URL !== undefined && env.REDIS_URL !== "") {
+    command.redis = redisUrl("REDIS_URL", env.REDIS_URL);
+  }
+  if (values["redis-lease-ms"] !== undefined) {
+    if (command.redis === undefined) {
+      throw new UsageProblem("--redis-lease-ms needs --redis URL (or REDIS_URL)");
+    }
+    // The store renews every lease/3 ms and needs at least 3 (RedisCancellationStore leaseMs).
+    command.redisLeaseMs = integer("--redis-lease-ms", values["redis-lease-ms"], 3, MAX_TIMER_MS);
+  }
   return command;
 }
 
@@ -202,6 +240,27 @@ function rowLimit(flag: string, text: string): number {
     throw new UsageProblem(`${flag} must be a positive integer or "infinity"; got ${show(text)}`);
   }
   return value;
+}
+
+/**
+ * A `redis://` or `rediss://` URL, checked before anything listens so a typo exits 2. The message
+ * never echoes the value: a Redis URL may carry a password.
+ */
+function redisUrl(source: string, text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== "redis:" && url.protocol !== "rediss:") ||
+    !url.hostname
+  ) {
+    throw new UsageProblem(`${source} must be a redis:// or rediss:// URL with a host`);
+  }
+  return text;
 }
 
 function host(text: string): string {

@@ -31,7 +31,7 @@ function version(): string {
 }
 
 async function main(): Promise<void> {
-  const parsed = parseCli(process.argv.slice(2));
+  const parsed = parseCli(process.argv.slice(2), process.env);
   if (!parsed.ok) {
     process.stderr.write(`conduit-mcp: ${parsed.message}\nRun "conduit-mcp --help" for usage.\n`);
     process.exitCode = 2;

@@ -14,7 +14,14 @@
  * ```
  */
 import { CancellationRegistry, type CancellationRegistryOptions } from "../cancellation/index.js";
+// Types only (erased at runtime): the Redis code itself is loaded lazily by redisBackends.
+import type {
+  RedisCancellationStore,
+  RedisCancellationStoreOptions,
+  RedisSessionStore,
+} from "../redis/index.js";
 import { createMcpServer, type McpServerOptions } from "../server/index.js";
+import type { SessionStore } from "../sessions/index.js";
 import type { ServeCommand } from "./args.js";
 import { demoTools } from "./demo-tools.js";
 
@@ -43,9 +50,82 @@ export function endpointUrl(host: string, port: number, path: string): string {
   return `http://${shownHost}:${port}${path}`;
 }
 
+/** The Redis store's default lease; also the janitor period under `--redis` (see below). */
+const DEFAULT_REDIS_LEASE_MS = 15_000;
+/** The memory registry's janitor period; the Redis janitor never runs less often. */
+const MAX_JANITOR_INTERVAL_MS = 60_000;
+/** How long a start waits for Redis before serving anyway (fail-open, issue 5 "Faults"). */
+const REDIS_READY_WAIT_MS = 2_000;
+
+/** The shared state of a `--redis` node, built by {@link redisBackends}. */
+export interface RedisBackends {
+  /** A registry on the Redis cancellation store (the store carries the row limits). */
+  readonly registry: CancellationRegistry;
+  readonly cancellationStore: RedisCancellationStore;
+  /** Present when the command asks for sessions. */
+  readonly sessionStore: RedisSessionStore | undefined;
+  /** Closes the registry, then the stores (this node's lease and in-flight entries go). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the Redis stores of a `--redis` command. `conduit-mcp/redis` (and so ioredis, an optional
+ * peer dependency) is imported here, lazily, only when asked for, so a memory-only `serve` never
+ * needs ioredis installed. Waits up to 2 s for Redis, then serves regardless: the stores fail open
+ * and reconnect by themselves.
+ *
+ * @example
+ * ```ts
+ * const backends = await redisBackends({ ...command, redis: "redis://127.0.0.1:6379" });
+ * const server = createMcpServer(serveOptions(command, backends));
+ * ```
+ */
+export async function redisBackends(
+  command: ServeCommand & { readonly redis: string },
+): Promise<RedisBackends> {
+  let redis: typeof import("../redis/index.js");
+  try {
+    redis = await import("../redis/index.js");
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`--redis needs the optional ioredis package (npm install ioredis): ${why}`);
+  }
+  const leaseMs = command.redisLeaseMs ?? DEFAULT_REDIS_LEASE_MS;
+  const storeOptions: {
+    -readonly [K in keyof RedisCancellationStoreOptions]: RedisCancellationStoreOptions[K];
+  } = { redis: command.redis, leaseMs };
+  if (command.maxRows !== undefined) storeOptions.maxRows = command.maxRows;
+  if (command.maxRowsPerScope !== undefined) storeOptions.maxRowsPerScope = command.maxRowsPerScope;
+  const cancellationStore = new redis.RedisCancellationStore(storeOptions);
+  const sessionStore = command.sessions
+    ? new redis.RedisSessionStore({ redis: command.redis })
+    : undefined;
+  // The janitor is what sweeps the entries of nodes whose lease expired (the seed's dead-process
+  // sweep across machines), so it runs once per lease: a SIGKILLed node's entries are gone within
+  // about two leases instead of the memory default of a minute.
+  const registry = new CancellationRegistry({
+    store: cancellationStore,
+    janitorIntervalMs: Math.min(leaseMs, MAX_JANITOR_INTERVAL_MS),
+  });
+  await Promise.all([
+    cancellationStore.ready(REDIS_READY_WAIT_MS),
+    sessionStore?.ready(REDIS_READY_WAIT_MS),
+  ]);
+  return {
+    registry,
+    cancellationStore,
+    sessionStore,
+    async close() {
+      await registry.close();
+      await Promise.all([cancellationStore.close(), sessionStore?.close()]);
+    },
+  };
+}
+
 /**
  * Maps the command's flags to `createMcpServer` options (only the flags given, so every other
- * option keeps the library's documented default) and a registry carrying the row limits.
+ * option keeps the library's documented default) and a registry carrying the row limits. With
+ * `shared` (a `--redis` node), its registry and session store are used instead of memory ones.
  *
  * @example
  * ```ts
@@ -53,7 +133,13 @@ export function endpointUrl(host: string, port: number, path: string): string {
  * options.auth?.tokens; // { s3cret: "alice" } for --token alice=s3cret
  * ```
  */
-export function serveOptions(command: ServeCommand): McpServerOptions {
+export function serveOptions(
+  command: ServeCommand,
+  shared?: {
+    readonly registry: CancellationRegistry;
+    readonly sessionStore?: SessionStore | undefined;
+  },
+): McpServerOptions {
   const registryOptions: {
     -readonly [K in keyof CancellationRegistryOptions]: CancellationRegistryOptions[K];
   } = {};
@@ -62,8 +148,11 @@ export function serveOptions(command: ServeCommand): McpServerOptions {
     registryOptions.maxRowsPerScope = command.maxRowsPerScope;
   const options: { -readonly [K in keyof McpServerOptions]: McpServerOptions[K] } = {
     tools: demoTools,
-    registry: new CancellationRegistry(registryOptions),
-    sessions: command.sessions,
+    registry: shared?.registry ?? new CancellationRegistry(registryOptions),
+    sessions:
+      command.sessions && shared?.sessionStore !== undefined
+        ? { store: shared.sessionStore }
+        : command.sessions,
     requireSession: command.requireSession,
     metrics: command.metrics,
   };
@@ -85,9 +174,22 @@ export function serveOptions(command: ServeCommand): McpServerOptions {
  * ```
  */
 export async function startServe(command: ServeCommand): Promise<RunningServe> {
-  const server = createMcpServer(serveOptions(command));
-  const listening = await server.listen({ host: command.host, port: command.port });
+  const redis = command.redis;
+  const backends = redis === undefined ? undefined : await redisBackends({ ...command, redis });
+  const server = createMcpServer(serveOptions(command, backends));
+  let listening: Awaited<ReturnType<typeof server.listen>>;
+  try {
+    listening = await server.listen({ host: command.host, port: command.port });
+  } catch (error) {
+    await backends?.close();
+    throw error;
+  }
   // Printed from the host as given (not the resolved address), with the port actually bound.
   const url = endpointUrl(command.host, listening.port, new URL(listening.url).pathname);
-  return { url, line: `conduit-mcp listening on ${url}`, close: () => server.close() };
+  const close = async (): Promise<void> => {
+    // The server first (in-flight calls end and untrack), then the shared stores.
+    await server.close();
+    await backends?.close();
+  };
+  return { url, line: `conduit-mcp listening on ${url}`, close };
 }

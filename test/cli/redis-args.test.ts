@@ -1,0 +1,108 @@
+/**
+ * `--redis URL`, `REDIS_URL` and `--redis-lease-ms` (issue 5, "CLI `--redis URL` (and `REDIS_URL`)"),
+ * and the serve wiring that hands a shared registry and session store to the server. The processes
+ * themselves are exercised against a real Redis in test/redis-e2e/.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { CancellationRegistry } from "../../src/cancellation/index.js";
+import { type CliParse, parseCli, type ServeCommand, USAGE } from "../../src/cli/args.js";
+import { serveOptions } from "../../src/cli/serve.js";
+import { MemorySessionStore } from "../../src/sessions/index.js";
+
+function serve(argv: readonly string[], env: Record<string, string> = {}): ServeCommand {
+  const parsed = parseCli(argv, env);
+  assert.ok(parsed.ok, `expected ${JSON.stringify(argv)} to parse: ${JSON.stringify(parsed)}`);
+  assert.equal(parsed.command.kind, "serve");
+  return parsed.command as ServeCommand;
+}
+
+function problem(argv: readonly string[], env: Record<string, string> = {}): string {
+  const parsed: CliParse = parseCli(argv, env);
+  assert.equal(parsed.ok, false, `expected ${JSON.stringify(argv)} to be refused`);
+  return (parsed as { message: string }).message;
+}
+
+describe("parseCli --redis", () => {
+  it("takes --redis URL (redis:// and rediss://)", () => {
+    assert.equal(
+      serve(["serve", "--redis", "redis://127.0.0.1:6379"]).redis,
+      "redis://127.0.0.1:6379",
+    );
+    assert.equal(
+      serve(["serve", "--redis", "rediss://user:pw@cache.example:6380/2"]).redis,
+      "rediss://user:pw@cache.example:6380/2",
+    );
+  });
+
+  it("falls back to REDIS_URL only when the flag is absent; an empty REDIS_URL is unset", () => {
+    assert.equal(serve(["serve"], { REDIS_URL: "redis://env:1" }).redis, "redis://env:1");
+    assert.equal(
+      serve(["serve", "--redis", "redis://flag:2"], { REDIS_URL: "redis://env:1" }).redis,
+      "redis://flag:2",
+    );
+    assert.equal("redis" in serve(["serve"], { REDIS_URL: "" }), false);
+    // The pure default: no environment unless the caller passes one.
+    assert.equal("redis" in serve(["serve"]), false);
+  });
+
+  it("refuses a URL that is not redis:// or rediss:// without echoing it (it may hold a password)", () => {
+    for (const bad of ["http://h:1", "127.0.0.1:6379", "redis://", "", "secret-pw"]) {
+      const message = problem(["serve", "--redis", bad]);
+      assert.equal(message, "--redis must be a redis:// or rediss:// URL with a host");
+    }
+    assert.equal(
+      problem(["serve"], { REDIS_URL: "https://u:hunter2@h" }),
+      "REDIS_URL must be a redis:// or rediss:// URL with a host",
+    );
+  });
+
+  it("takes --redis-lease-ms ≥ 3 only together with a Redis URL", () => {
+    assert.equal(
+      serve(["serve", "--redis", "redis://h", "--redis-lease-ms", "600"]).redisLeaseMs,
+      600,
+    );
+    assert.equal(
+      serve(["serve", "--redis-lease-ms", "3"], { REDIS_URL: "redis://h" }).redisLeaseMs,
+      3,
+    );
+    assert.equal("redisLeaseMs" in serve(["serve", "--redis", "redis://h"]), false);
+    assert.equal(
+      problem(["serve", "--redis-lease-ms", "600"]),
+      "--redis-lease-ms needs --redis URL (or REDIS_URL)",
+    );
+    assert.match(problem(["serve", "--redis", "redis://h", "--redis-lease-ms", "2"]), /from 3 to/);
+    assert.match(
+      problem(["serve", "--redis", "redis://h", "--redis-lease-ms", "1e3"]),
+      /from 3 to/,
+    );
+  });
+
+  it("documents both flags and REDIS_URL in --help", () => {
+    assert.match(USAGE, /--redis URL/);
+    assert.match(USAGE, /\$REDIS_URL/);
+    assert.match(USAGE, /--redis-lease-ms MS/);
+  });
+});
+
+describe("serveOptions with shared stores", () => {
+  it("uses the given registry, and the given session store only when sessions are on", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const sessionStore = new MemorySessionStore({});
+    try {
+      const withSessions = serveOptions(serve(["serve", "--sessions"]), { registry, sessionStore });
+      assert.equal(withSessions.registry, registry);
+      assert.deepEqual(withSessions.sessions, { store: sessionStore });
+      const stateless = serveOptions(serve(["serve"]), { registry, sessionStore });
+      assert.equal(stateless.registry, registry);
+      assert.equal(stateless.sessions, false);
+      // Without shared stores: a fresh memory registry per call, sessions as a boolean.
+      const memory = serveOptions(serve(["serve", "--sessions"]));
+      assert.notEqual(memory.registry, registry);
+      assert.equal(memory.sessions, true);
+    } finally {
+      await registry.close();
+      await sessionStore.close();
+    }
+  });
+});
