@@ -221,6 +221,11 @@ async function startLocalNode(options: {
     registry,
     auth: { tokens: TOKENS },
     metrics: true,
+    // The per-scope bounds (Abuse part) are lifted: the soak's tenants are well-behaved and each
+    // holds ~concurrency/8 calls, most of them streams.
+    maxConcurrentRequestsPerScope: 100_000,
+    maxOpenStreamsPerScope: 100_000,
+    maxConcurrentRequests: 100_000,
     streamCancelTimeoutMs: STREAM_CANCEL_TIMEOUT_MS,
     keepAliveMs: KEEP_ALIVE_MS,
     closeGraceMs: 100,
@@ -393,6 +398,8 @@ class Tally {
   readonly violations = new Map<string, { count: number; examples: string[] }>();
   active = 0;
   peakActive = 0;
+  /** Longest wait of a call between `request()` and its bytes reaching the socket. */
+  maxQueuedMs = 0;
 
   add(key: string, n = 1): void {
     this.counts.set(key, (this.counts.get(key) ?? 0) + n);
@@ -701,54 +708,64 @@ function runCall(driver: Driver, plan: Plan, tally: Tally): Promise<void> {
       settle();
     });
     req.end(body);
+    // Timers start once the request is on the wire: a request still queued in the agent (all
+    // its sockets busy) must not be "cancelled" before the server could have seen it.
+    const sentAt = performance.now();
+    req.once("finish", () => {
+      const queued = performance.now() - sentAt;
+      if (queued > tally.maxQueuedMs) tally.maxQueuedMs = queued;
+      if (!settled) arm();
+    });
 
-    if (plan.action === "cancel") {
-      // A cancel can overtake its call under load (the call not yet tracked when the
-      // notification is processed: ignored, 202, as the spec allows). Like a real client, the
-      // driver re-sends it when the call is still open a second later; the re-sends are counted.
-      const cancel = (attempt: number): void => {
-        if (settled) return;
-        if (attempt === 1) {
-          tally.add("cancels re-sent");
-          if (plan.delay >= 300)
-            tally.violation(
-              "cancel of a call running 300+ ms ignored",
-              `${plan.era} ${plan.tool} id=${JSON.stringify(plan.id)} delay ${plan.delay} ms node ${plan.node}→${plan.cancelNode}`,
-            );
-        }
-        const status = sendCancel(driver, plan, plan.tenant);
-        cancelStatus ??= status;
-        if (attempt < 3) timers.push(setTimeout(cancel, 1_000, attempt + 1));
-      };
-      timers.push(setTimeout(cancel, plan.delay, 0));
-    } else if (plan.action === "foreign") {
+    function arm(): void {
+      if (plan.action === "cancel") {
+        // A cancel can overtake its call under load (the call not yet tracked when the
+        // notification is processed: ignored, 202, as the spec allows). Like a real client, the
+        // driver re-sends it when the call is still open a second later; the re-sends are counted.
+        const cancel = (attempt: number): void => {
+          if (settled) return;
+          if (attempt === 1) {
+            tally.add("cancels re-sent");
+            if (plan.delay >= 300)
+              tally.violation(
+                "cancel of a call running 300+ ms ignored",
+                `${plan.era} ${plan.tool} id=${JSON.stringify(plan.id)} delay ${plan.delay} ms node ${plan.node}→${plan.cancelNode}`,
+              );
+          }
+          const status = sendCancel(driver, plan, plan.tenant);
+          cancelStatus ??= status;
+          if (attempt < 3) timers.push(setTimeout(cancel, 1_000, attempt + 1));
+        };
+        timers.push(setTimeout(cancel, plan.delay, 0));
+      } else if (plan.action === "foreign") {
+        timers.push(
+          setTimeout(() => {
+            cancelStatus = sendCancel(driver, plan, (plan.tenant + 1) % TENANTS);
+          }, plan.delay),
+        );
+      } else if (plan.action === "disconnect") {
+        timers.push(
+          setTimeout(() => {
+            destroyedByUs = true;
+            req.destroy();
+            settle();
+          }, plan.delay),
+        );
+      }
+      const hangAfter =
+        (plan.action === "complete" || plan.action === "foreign" ? plan.ms : plan.delay) + HANG_MS;
       timers.push(
         setTimeout(() => {
-          cancelStatus = sendCancel(driver, plan, (plan.tenant + 1) % TENANTS);
-        }, plan.delay),
-      );
-    } else if (plan.action === "disconnect") {
-      timers.push(
-        setTimeout(() => {
+          tally.violation(
+            "hung",
+            `${plan.era} ${plan.action} ${plan.tool} id=${String(plan.id)} still open ${hangAfter} ms after sending`,
+          );
           destroyedByUs = true;
           req.destroy();
           settle();
-        }, plan.delay),
+        }, hangAfter),
       );
     }
-    const hangAfter =
-      (plan.action === "complete" || plan.action === "foreign" ? plan.ms : plan.delay) + HANG_MS;
-    timers.push(
-      setTimeout(() => {
-        tally.violation(
-          "hung",
-          `${plan.era} ${plan.action} ${plan.tool} id=${String(plan.id)} still open ${hangAfter} ms after sending`,
-        );
-        destroyedByUs = true;
-        req.destroy();
-        settle();
-      }, hangAfter),
-    );
   });
 }
 
@@ -848,11 +865,12 @@ async function runPhase(
       await runCall(driver, makePlan(driver.nodes.length), tally);
     }
   };
-  // Staggered start over ~1/4 s, so the first wave is not one synchronous burst of sockets.
+  // Ramped up over ~2 s (25 new connections per 50 ms): a burst of 1 000 connects overflows the
+  // listen backlog (511) and SYN retries then delay calls by seconds.
   const workers: Promise<void>[] = [];
   for (let i = 0; i < concurrency; i++) {
     workers.push(worker());
-    if (i % 50 === 49) await sleep(10);
+    if (i % 25 === 24) await sleep(50);
   }
   await Promise.all(workers);
   return calls;
@@ -990,6 +1008,7 @@ async function main(): Promise<number> {
         "stubborn calls cancelled / killed",
         `${tally.get("stubborn cancel") + tally.get("stubborn disconnect")} / ${sum('conduit_mcp_tool_calls_total{tool="stubborn",outcome="killed"}')}`,
       ],
+      ["longest client-side wait for a socket", `${tally.maxQueuedMs.toFixed(0)} ms`],
       ["answers as SSE streams", String(tally.get("answers as SSE streams"))],
       [
         "cancel notifications re-sent (call still open 1 s later)",
