@@ -41,7 +41,11 @@ describe("IPv6 /64 rotation", () => {
       const refused = await rpc(url, callBody("r20", "echo", { text: "x" }), from(rotating(20)));
       assert.equal(refused.status, 429);
       // ...while another /64 is another scope and is served.
-      const other = await rpc(url, callBody("o1", "echo", { text: "x" }), from("2001:db8:aa:bc::1"));
+      const other = await rpc(
+        url,
+        callBody("o1", "echo", { text: "x" }),
+        from("2001:db8:aa:bc::1"),
+      );
       assert.equal(other.status, 200);
 
       // Another /64 cannot cancel the rotating /64's calls (its cancel lands in its own scope).
