@@ -28,8 +28,26 @@ const INIT = {
 const SCOPES = 50;
 const MAX_SESSIONS = 20;
 
-/** One POST over a keep-alive agent; resolves the status. */
-function post(
+/**
+ * One POST over a keep-alive agent; resolves the status. Retried once on a reset: a pooled
+ * socket can be reused just as the server's keep-alive timeout closes it (a client-side race
+ * under load, not the server refusing anything).
+ */
+async function post(
+  agent: Agent,
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<number> {
+  try {
+    return await postOnce(agent, url, body, headers);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ECONNRESET") throw error;
+    return postOnce(agent, url, body, headers);
+  }
+}
+
+function postOnce(
   agent: Agent,
   url: string,
   body: unknown,
