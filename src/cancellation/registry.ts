@@ -401,6 +401,10 @@ export class CancellationRegistry {
   isInFlight(id: unknown, scope: string): Promise<boolean> {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_FALSE;
+    // A live handle of this process answers without the store: a Redis outage (where the store
+    // fails open with `false`) must not make this process's own calls uncancellable (issue 5,
+    // "Faults": local cancellation keeps working).
+    if (this.handles.get(scope)?.has(requestId) === true) return Promise.resolve(true);
     return this.store.isInFlight(scope, requestId);
   }
 
