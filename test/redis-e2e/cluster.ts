@@ -73,9 +73,13 @@ export function inspector(url: string): Redis {
   return client;
 }
 
-/** Whether some node holds an in-flight entry for `(scope, id)`. */
+/** Whether some node holds an in-flight entry for `(scope, id)` (false while Redis is away). */
 export async function inFlight(redis: Redis, scope: string, id: string): Promise<boolean> {
-  return (await redis.exists(KEYS.inFlight(scope, id) as string)) === 1;
+  try {
+    return (await redis.exists(KEYS.inFlight(scope, id) as string)) === 1;
+  } catch {
+    return false;
+  }
 }
 
 /** Polls `check` every 5 ms until it holds or `ms` pass; resolves whether it held. */
