@@ -309,7 +309,9 @@ cancelling node's HTTP handling, its in-flight check and record (two Redis round
 Redis), pub/sub delivery to the node running the call, the abort and its HTTP answer. One
 request at a time, ${samplesPerRound} per target per round; p50/p99 per round, then the median over rounds
 (with ${samplesPerRound} samples a round's p99 is close to its maximum, so the pooled p99 over all
-rounds is given too). "missed": the call was not aborted within ${fmt(MISS_MS / 1000)} s.
+rounds is given too). "missed": the call was not aborted within ${fmt(MISS_MS / 1000)} s, not counted in the
+figures; the likely cause on a loaded machine is the cancel overtaking the call (the node had not
+started it within ${IN_FLIGHT_WAIT_MS} ms), which the protocol says to ignore — the Redis targets count it too.
 
 **Throughput**: \`tools/call echo\` (protocol 2025-11-25, a fresh request id per call), ${connections}
 keep-alive connections, autocannon, ${duration} s per round per store (${warmup} s warm-up). With Redis every
