@@ -96,6 +96,7 @@ export {
 export { LOGGING_LEVELS, type LoggingLevel } from "./protocol/index.js";
 export { reflectText } from "./reflect.js";
 export {
+  type ConcurrencySnapshot,
   createMcpServer,
   DEFAULTS,
   defineTool,
