@@ -17,6 +17,15 @@
  * unhandled rejection or uncaught exception in any process; no request answered twice (one JSON
  * body, or an SSE stream that ends after its single response); every call that was not cancelled
  * got its own result (its unique tag echoed); every cancelled call got nothing or -32800.
+ *
+ * Cancels are timed from evidence that the call runs *on the server*: every tool reports
+ * progress 0 as it starts, and a call to be cancelled carries a progress token, so its first SSE
+ * event says "tracked and started". A request on the wire is no such evidence: under load a
+ * fresh connection can wait seconds in the server's accept queue (the client's `connect` fires
+ * at the SYN-ACK), and a cancel that overtakes its call is rightly ignored (202). Once the
+ * evidence is in, the checks are strict: the call must end within {@link CANCEL_EFFECT_MS} of
+ * the cancel's 202, and an answer after a cancel the server *accepted* (its
+ * `conduit-mcp:request:cancelled` channel, reported by every node) is a violation.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -28,6 +37,8 @@ import { z } from "zod";
 
 import { CancellationRegistry } from "../src/cancellation/index.js";
 import type { CancellationStore } from "../src/cancellation/types.js";
+import { channels } from "../src/diagnostics.js";
+import type { CancellationSource } from "../src/errors.js";
 import { defineTool } from "../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../src/server/index.js";
 
@@ -43,6 +54,12 @@ const STREAM_CANCEL_TIMEOUT_MS = 200;
 const KEEP_ALIVE_MS = 400;
 /** A call that must never finish on its own: only a cancel or a disconnect ends it. */
 const FOREVER_MS = 120_000;
+/**
+ * A call that had demonstrably started before its cancel was sent must have ended this long
+ * after the server answered the cancel (202): the abort is synchronous in the cancelling node,
+ * so this only covers reading lag and, with Redis, the pub/sub hop to the other node.
+ */
+const CANCEL_EFFECT_MS = 2_000;
 /** A call still open this long after its planned end is reported as hung. */
 const HANG_MS = 15_000;
 const TENANTS = 8;
@@ -130,6 +147,11 @@ interface NodeControl {
   cleanup(): Promise<number>;
   /** Problems seen inside the node (unhandled rejections, uncaught exceptions). */
   problems(): Promise<string[]>;
+  /**
+   * `scope|requestId` of every notification cancel this node *recorded* (the gate found the call
+   * in flight in the caller's scope) since the last call; the list is emptied.
+   */
+  acceptedCancels(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -145,6 +167,9 @@ function soakTools() {
         progress: z.boolean().default(false),
       }),
       handler: async ({ ms, tag, progress }, ctx) => {
+        // "Started" (a no-op without a progress token): the driver's evidence that the call is
+        // tracked and running on the server, from which it times its cancel.
+        await ctx.progress(0);
         if (!progress) {
           await sleep(ms, undefined, { signal: ctx.signal });
           return tag;
@@ -161,7 +186,8 @@ function soakTools() {
       name: "stubborn",
       description: "Sleeps `ms` and ignores cancellation",
       input: z.object({ ms: z.number().int().min(0), tag: z.string() }),
-      handler: async ({ ms, tag }) => {
+      handler: async ({ ms, tag }, ctx) => {
+        await ctx.progress(0);
         await sleep(ms);
         return tag;
       },
@@ -231,6 +257,13 @@ async function startLocalNode(options: {
     closeGraceMs: 100,
   });
   const { url } = await server.listen({ host: "127.0.0.1", port: 0 });
+  // Server-side probe: cancels the registry recorded, i.e. accepted by the notification gate.
+  let accepted: string[] = [];
+  const onCancelled = (message: unknown): void => {
+    const m = message as { requestId: string; scope: string; source: CancellationSource };
+    if (m.source === "notification") accepted.push(`${m.scope}|${m.requestId}`);
+  };
+  channels.requestCancelled.subscribe(onCancelled);
   const metricsUrl = new URL("/metrics", url).toString();
   return {
     url,
@@ -249,7 +282,13 @@ async function startLocalNode(options: {
     async problems() {
       return [...localProblems];
     },
+    async acceptedCancels() {
+      const list = accepted;
+      accepted = [];
+      return list;
+    },
     async close() {
+      channels.requestCancelled.unsubscribe(onCancelled);
       await server.close();
       await registry.close();
     },
@@ -290,6 +329,8 @@ async function runChildNode(redisUrl: string, prefix: string): Promise<void> {
           return node.cleanup();
         case "problems":
           return node.problems();
+        case "accepted":
+          return node.acceptedCancels();
         case "close":
           await node.close();
           setImmediate(() => process.disconnect?.());
@@ -357,6 +398,7 @@ async function startChildNode(redisUrl: string, prefix: string): Promise<NodeCon
     stats: () => call("stats"),
     cleanup: () => call<number>("cleanup"),
     problems: async () => [...(await call<string[]>("problems")), ...exitProblems],
+    acceptedCancels: () => call<string[]>("accepted"),
     async close() {
       const exited = new Promise<void>((resolve) => {
         if (child.exitCode !== null) resolve();
@@ -400,6 +442,10 @@ class Tally {
   peakActive = 0;
   /** Longest wait of a call between `request()` and its bytes reaching the socket. */
   maxQueuedMs = 0;
+  /** Longest wait of a call to be cancelled between its bytes on the wire and its "started". */
+  maxStartLagMs = 0;
+  /** Cancelled calls that got their result anyway: judged after the phase by the server probe. */
+  readonly answeredDespiteCancel: { key: string; what: string }[] = [];
 
   add(key: string, n = 1): void {
     this.counts.set(key, (this.counts.get(key) ?? 0) + n);
@@ -486,7 +532,8 @@ function callBody(plan: Plan): string {
   const args: Record<string, unknown> = { ms: plan.ms, tag: plan.tag };
   if (plan.tool === "work") args.progress = plan.progress;
   const meta: Record<string, unknown> = {};
-  if (plan.progress) meta.progressToken = `p-${plan.tag}`;
+  // A call to be cancelled always carries a token: its "started" progress times the cancel.
+  if (plan.progress || plan.action === "cancel") meta.progressToken = `p-${plan.tag}`;
   if (plan.era === "modern") {
     meta["io.modelcontextprotocol/protocolVersion"] = MODERN_VERSION;
     meta["io.modelcontextprotocol/clientCapabilities"] = {};
@@ -586,7 +633,12 @@ function errorCode(message: unknown): number | undefined {
 }
 
 /** Reads an answer: one JSON body, or an SSE stream (responses counted, events after one noted). */
-function readAnswer(res: IncomingMessage, got: Received, onResponse: () => void): void {
+function readAnswer(
+  res: IncomingMessage,
+  got: Received,
+  onResponse: () => void,
+  onProgress: () => void = () => {},
+): void {
   got.status = res.statusCode ?? 0;
   const type = res.headers["content-type"] ?? "";
   res.setEncoding("utf8");
@@ -625,6 +677,12 @@ function readAnswer(res: IncomingMessage, got: Received, onResponse: () => void)
         ) {
           got.responses.push(message);
           onResponse();
+        } else if (
+          typeof message === "object" &&
+          message !== null &&
+          (message as { method?: unknown }).method === "notifications/progress"
+        ) {
+          onProgress();
         }
       }
     });
@@ -691,7 +749,7 @@ function runCall(driver: Driver, plan: Plan, tally: Tally): Promise<void> {
       });
     };
     req.on("response", (res) => {
-      readAnswer(res, got, () => {});
+      readAnswer(res, got, () => {}, onStarted);
       res.on("end", () => {
         got.ended = true;
         settle();
@@ -717,26 +775,45 @@ function runCall(driver: Driver, plan: Plan, tally: Tally): Promise<void> {
       if (!settled) arm();
     });
 
-    function arm(): void {
-      if (plan.action === "cancel") {
-        // A cancel can overtake its call under load (the call not yet tracked when the
-        // notification is processed: ignored, 202, as the spec allows). Like a real client, the
-        // driver re-sends it when the call is still open a second later; the re-sends are counted.
-        const cancel = (attempt: number): void => {
+    let onWire = -1;
+    let started = false;
+    /** The call's first progress event: it is tracked and running on the server. */
+    function onStarted(): void {
+      if (started || settled || plan.action !== "cancel") return;
+      started = true;
+      const lag = onWire < 0 ? 0 : performance.now() - onWire;
+      if (lag > tally.maxStartLagMs) tally.maxStartLagMs = lag;
+      // Sent only now: a cancel that overtakes its call is ignored (202), as the spec allows, and
+      // proves nothing. Once sent, the server's 202 says the gate ran while the call was in
+      // flight, so the call must end within CANCEL_EFFECT_MS; if not, that is a violation (the
+      // cancel is re-sent up to twice, to tell "ignored" from "stuck" in the report).
+      const cancel = (attempt: number): void => {
+        if (settled) return;
+        if (attempt > 0) tally.add("cancels re-sent");
+        const status = sendCancel(driver, plan, plan.tenant);
+        cancelStatus ??= status;
+        void status.then(() => {
           if (settled) return;
-          if (attempt === 1) {
-            tally.add("cancels re-sent");
-            if (plan.delay >= 300)
-              tally.violation(
-                "cancel of a call running 300+ ms ignored",
-                `${plan.era} ${plan.tool} id=${JSON.stringify(plan.id)} delay ${plan.delay} ms node ${plan.node}→${plan.cancelNode}`,
-              );
-          }
-          const status = sendCancel(driver, plan, plan.tenant);
-          cancelStatus ??= status;
-          if (attempt < 3) timers.push(setTimeout(cancel, 1_000, attempt + 1));
-        };
-        timers.push(setTimeout(cancel, plan.delay, 0));
+          timers.push(
+            setTimeout(() => {
+              if (settled) return;
+              if (attempt === 0)
+                tally.violation(
+                  "started call still open after its cancel was answered",
+                  `${plan.era} ${plan.tool} id=${JSON.stringify(plan.id)} delay ${plan.delay} ms node ${plan.node}→${plan.cancelNode}`,
+                );
+              if (attempt < 2) cancel(attempt + 1);
+            }, CANCEL_EFFECT_MS),
+          );
+        });
+      };
+      timers.push(setTimeout(cancel, plan.delay, 0));
+    }
+
+    function arm(): void {
+      onWire = performance.now();
+      if (plan.action === "cancel") {
+        // Armed by onStarted (the first progress event), not by the request being on the wire.
       } else if (plan.action === "foreign") {
         timers.push(
           setTimeout(() => {
@@ -829,6 +906,16 @@ function judge(
       }
       if (errorCode(response) === -32800) {
         tally.add("cancelled: -32800");
+        return;
+      }
+      if (plan.tool === "stubborn" && resultText(response) === plan.tag) {
+        // A stubborn call ends by itself 2.5–3.5 s after its cancel was due; a cancel whose own
+        // connection waited that long to be accepted arrives after the end and is rightly
+        // ignored. Whether the server had accepted it is known only after the phase (probe).
+        tally.answeredDespiteCancel.push({
+          key: `principal:tenant-${plan.tenant}|${String(plan.id)}`,
+          what,
+        });
         return;
       }
       tally.violation(
@@ -960,6 +1047,7 @@ async function main(): Promise<number> {
     // The same end-of-run sequence as below (drain, scrape, cleanup), so every code path that
     // runs at the end has run once before the baseline (lazily loaded modules, compiled code).
     await settle(nodes);
+    await Promise.all(nodes.map((n) => n.acceptedCancels()));
     const baseline = await Promise.all(nodes.map((n) => n.heap()));
 
     loopDelay.enable();
@@ -970,6 +1058,12 @@ async function main(): Promise<number> {
     const elapsed = (performance.now() - started) / 1_000;
     loopDelay.disable();
     closeDriver(driver);
+    // Every call has ended and every cancel was answered: the probe's lists are complete.
+    const accepted = new Set((await Promise.all(nodes.map((n) => n.acceptedCancels()))).flat());
+    for (const { key, what } of tally.answeredDespiteCancel) {
+      if (accepted.has(key)) tally.violation("answer after an accepted cancel", what);
+      else tally.add("stubborn finished before its cancel reached the server");
+    }
 
     const { drained, stats, rowsLeft } = await settle(nodes);
     const inFlight = stats.map((s) => s.inFlight);
@@ -1009,9 +1103,18 @@ async function main(): Promise<number> {
         `${tally.get("stubborn cancel") + tally.get("stubborn disconnect")} / ${sum('conduit_mcp_tool_calls_total{tool="stubborn",outcome="killed"}')}`,
       ],
       ["longest client-side wait for a socket", `${tally.maxQueuedMs.toFixed(0)} ms`],
+      [
+        "longest wait on the wire → server 'started' (cancel calls)",
+        `${tally.maxStartLagMs.toFixed(0)} ms`,
+      ],
+      ["notification cancels accepted by the server", String(accepted.size)],
+      [
+        "stubborn finished before its cancel reached the server",
+        String(tally.get("stubborn finished before its cancel reached the server")),
+      ],
       ["answers as SSE streams", String(tally.get("answers as SSE streams"))],
       [
-        "cancel notifications re-sent (call still open 1 s later)",
+        `cancel notifications re-sent (call open ${CANCEL_EFFECT_MS} ms after the 202)`,
         String(tally.get("cancels re-sent")),
       ],
       [
@@ -1056,6 +1159,8 @@ async function main(): Promise<number> {
       "lost result",
       "wrong result",
       "answer after cancel",
+      "answer after an accepted cancel",
+      "started call still open after its cancel was answered",
       "answer before disconnect",
       "cancelled call left open",
       "malformed response",
