@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { parseCli, type ServeCommand } from "../../src/cli/args.js";
+import { endpointUrl, serveOptions } from "../../src/cli/serve.js";
+
+function command(argv: readonly string[]): ServeCommand {
+  const parsed = parseCli(["serve", ...argv]);
+  assert.ok(parsed.ok && parsed.command.kind === "serve");
+  return parsed.command;
+}
+
+describe("endpointUrl", () => {
+  it("brackets IPv6 literals and leaves other hosts alone", () => {
+    assert.equal(endpointUrl("::1", 3000, "/mcp"), "http://[::1]:3000/mcp");
+    assert.equal(endpointUrl("2001:db8::5", 80, "/mcp"), "http://[2001:db8::5]:80/mcp");
+    assert.equal(endpointUrl("127.0.0.1", 8080, "/mcp"), "http://127.0.0.1:8080/mcp");
+    assert.equal(endpointUrl("localhost", 1, "/x"), "http://localhost:1/x");
+    // The result is a URL a client can parse back to the same host and port.
+    const parsed = new URL(endpointUrl("::1", 4321, "/mcp"));
+    assert.equal(parsed.hostname, "[::1]");
+    assert.equal(parsed.port, "4321");
+  });
+});
+
+describe("serveOptions", () => {
+  it("leaves every option the flags did not set to the library default", async () => {
+    const options = serveOptions(command([]));
+    try {
+      assert.equal(options.auth, undefined);
+      assert.equal(options.trustProxy, undefined);
+      assert.equal(options.streamCancelTimeoutMs, undefined);
+      assert.equal(options.closeGraceMs, undefined);
+      assert.equal(options.sessions, false);
+      assert.equal(options.requireSession, false);
+      assert.equal(options.metrics, false);
+      assert.deepEqual(
+        options.tools.map((tool) => tool.name),
+        ["echo", "sleep", "count", "crunch", "stubborn"],
+      );
+    } finally {
+      await options.registry?.close();
+    }
+  });
+
+  it("maps tokens to auth.tokens (secret → principal id) and passes the other flags", async () => {
+    const options = serveOptions(
+      command([
+        "--token",
+        "alice=s1",
+        "--token",
+        "bob=s2",
+        "--trust-proxy",
+        "1",
+        "--stream-cancel-timeout",
+        "200",
+        "--close-grace",
+        "50",
+        "--require-session",
+        "--metrics",
+      ]),
+    );
+    try {
+      assert.deepEqual(options.auth, { tokens: { s1: "alice", s2: "bob" } });
+      assert.equal(options.trustProxy, 1);
+      assert.equal(options.streamCancelTimeoutMs, 200);
+      assert.equal(options.closeGraceMs, 50);
+      assert.equal(options.sessions, true);
+      assert.equal(options.requireSession, true);
+      assert.equal(options.metrics, true);
+    } finally {
+      await options.registry?.close();
+    }
+  });
+
+  it("builds the registry with the row limits", async () => {
+    const options = serveOptions(command(["--max-rows", "2", "--max-rows-per-scope", "1"]));
+    const registry = options.registry;
+    assert.ok(registry);
+    try {
+      // A per-scope quota of 1: the second outstanding cancellation in one scope is refused.
+      assert.deepEqual(await registry.cancel(1, null, "ip:10.0.0.1"), { ok: true });
+      assert.deepEqual(await registry.cancel(2, null, "ip:10.0.0.1"), {
+        ok: false,
+        error: "cancellation_limit_reached",
+      });
+      assert.equal(await registry.size(), 1);
+    } finally {
+      await registry.close();
+    }
+  });
+});
