@@ -515,6 +515,25 @@ describe("CancellationRegistry: local aborts", () => {
   });
 });
 
+describe("CancellationRegistry: isInFlight during a store outage", () => {
+  it("answers from this process's live handles when the store fails open with false", async () => {
+    const inner = new MemoryCancellationStore();
+    // A store that lost its backend: in-flight writes vanish and reads answer false (fail-open).
+    const store: CancellationStore = Object.assign(Object.create(inner) as CancellationStore, {
+      addInFlight: () => Promise.resolve(),
+      isInFlight: () => Promise.resolve(false),
+    });
+    const registry = new CancellationRegistry({ store, janitor: false });
+    const handle = await registry.track("local-1", "principal:alice");
+    assert.equal(await registry.isInFlight("local-1", "principal:alice"), true);
+    assert.equal(await registry.isInFlight("local-1", "principal:bob"), false);
+    await registry.untrack(handle);
+    assert.equal(await registry.isInFlight("local-1", "principal:alice"), false);
+    await registry.close();
+    await inner.close();
+  });
+});
+
 describe("CancellationRegistry: cancelHandle", () => {
   it("aborts that handle only, records a row under its scope and publishes it", async () => {
     const { registry } = makeRegistry();
