@@ -48,7 +48,12 @@ export function classifyMessage(body: unknown): ClassifiedMessage {
   const message = body as Record<string, unknown>;
   const hasId = "id" in message;
   const id = message.id;
-  const validId = id === null || typeof id === "string" || typeof id === "number";
+  // MCP ids are strings or integers. A fractional or unsafe integer id cannot be echoed as the
+  // client sent it (JSON.parse already rounded 2^60+1), so such a message is invalid, answered
+  // with a null id. A null id is kept: it is still a request (conduit-behavior.md §2.2), one that
+  // cannot be cancelled.
+  const validId =
+    id === null || typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
   if (message.jsonrpc !== "2.0")
     return { kind: "invalid", id: validId && hasId ? (id as RequestId | null) : null };
   if (typeof message.method === "string") {

@@ -39,6 +39,16 @@ describe("classifyMessage (conduit-behavior.md §2.1)", () => {
       id: null,
     });
   });
+
+  test("fractional and unsafe integer ids are invalid (they could not be echoed as sent)", () => {
+    const unsafe = JSON.parse('{"jsonrpc":"2.0","id":1152921504606846977,"method":"ping"}');
+    for (const body of [{ jsonrpc: "2.0", id: 0.5, method: "ping" }, unsafe]) {
+      assert.deepEqual(classifyMessage(body), { kind: "invalid", id: null });
+    }
+    const largestSafe = { jsonrpc: "2.0", id: Number.MAX_SAFE_INTEGER, method: "ping" };
+    assert.equal(classifyMessage(largestSafe).kind, "request");
+    assert.equal(classifyMessage({ jsonrpc: "2.0", id: -3, method: "ping" }).kind, "request");
+  });
 });
 
 describe("serialisers", () => {
