@@ -11,7 +11,7 @@
  * - Tool `sleep {ms, key}` records when it starts and when its `ctx.signal` aborts.
  * - Tool `spin {}` is isolated and never checks anything (`for (;;) {}` in a worker); the
  *   `conduit-mcp:tool:killed` channel gives the time conduit terminated its worker.
- * - `GET /bench/sample?key=K` → the timestamps recorded for K; `GET /bench/heap` → heap used after
+ * - `GET /bench/sample?key=K` → the timestamps recorded so far for K; `GET /bench/heap` → heap used after
  *   full GCs; `GET /bench/stats` → in-flight count; `GET /bench/cpu?ms=N` → process CPU share
  *   (all threads) over the next N ms.
  *
@@ -138,8 +138,8 @@ const http = createServer((req, res) => {
   if (url.pathname.startsWith("/bench/")) {
     const key = url.searchParams.get("key") ?? "";
     if (url.pathname === "/bench/sample") {
+      // Kept (a few hundred small objects per run): clients poll a key until it fills in.
       json(res, samples.get(key) ?? {});
-      samples.delete(key);
     } else if (url.pathname === "/bench/stats") {
       json(res, { inFlight: server.registry.inFlightCount });
     } else if (url.pathname === "/bench/heap") {

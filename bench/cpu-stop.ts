@@ -1,0 +1,97 @@
+/**
+ * Time to stop a never-checking CPU-bound tool, measured inside the server
+ * (bench/lib/probe-server.ts, `streamCancelTimeoutMs` 100 ms by default): an isolated `spin` tool
+ * runs `for (;;) {}` in a worker thread; a `notifications/cancelled` POST arrives; the call is
+ * answered -32800 at once, the tool never notices, and after the stream cancel timeout conduit
+ * terminates the worker. The figure is the time from the cancel POST's arrival to the
+ * `conduit-mcp:tool:killed` event (worker terminated). The process CPU share (all threads) while
+ * spinning and after the kill shows the CPU really stopped. Used by bench/report.ts.
+ *
+ * @example
+ * ```ts
+ * const { stopMs, cpuSpinning, cpuAfter } = await measureCpuStop(url, 20);
+ * ```
+ */
+import { cancelBody, headersFor, post, probe, toolCallBody, until } from "./lib/http-client.js";
+
+/** Result of {@link measureCpuStop}. */
+export interface CpuStopResult {
+  /** Cancel arrival → worker terminated, ms, per sample. */
+  readonly stopMs: number[];
+  /** Whether every kill terminated a worker (not merely abandoned a promise). */
+  readonly allTerminated: boolean;
+  /** Process CPU share (1 = one core) over 200 ms while the tool spins (first sample). */
+  readonly cpuSpinning: number;
+  /** Process CPU share over 200 ms starting 50 ms after the last kill. */
+  readonly cpuAfter: number;
+}
+
+let nextId = 20_000_000;
+
+interface Sample {
+  cancelArrived?: number;
+  killed?: number;
+  terminated?: boolean;
+}
+
+const inFlight = async (url: string): Promise<number> =>
+  (await probe<{ inFlight: number }>(url, "/bench/stats")).inFlight;
+const cpu = async (url: string, ms: number): Promise<number> =>
+  (await probe<{ share: number }>(url, `/bench/cpu?ms=${ms}`)).share;
+
+async function once(
+  url: string,
+  measureSpin: boolean,
+): Promise<{ ms: number; terminated: boolean; spin: number }> {
+  const id = nextId++;
+  // The probe records both the cancel arrival and the kill under `spin:<request id>`.
+  const key = `spin:${id}`;
+  const call = post(url, toolCallBody(id, "spin", {}), headersFor("2025", "spin"));
+  await until(async () => ((await inFlight(url)) > 0 ? true : undefined), "spin in flight", 5_000);
+  // The worker needs a moment to import the tool and start spinning.
+  const spin = measureSpin
+    ? await cpu(url, 200)
+    : await new Promise<number>((r) => setTimeout(() => r(Number.NaN), 30));
+  const cancel = await post(url, cancelBody(id), { ...headersFor("2025"), "x-bench-cancel": key })
+    .answer;
+  if (cancel.status !== 202) throw new Error(`cancel answered HTTP ${cancel.status}`);
+  const answer = await call.answer;
+  if (answer.status !== 200 || !answer.body.includes("-32800")) {
+    throw new Error(`cancelled spin answered ${answer.status} ${answer.body.slice(0, 200)}`);
+  }
+  const s = await until(
+    async () => {
+      const v = await probe<Sample>(url, `/bench/sample?key=${encodeURIComponent(key)}`);
+      return v.killed === undefined ? undefined : v;
+    },
+    `kill of ${key}`,
+    5_000,
+  );
+  if (s.cancelArrived === undefined || s.killed === undefined) {
+    throw new Error(`${key}: missing timestamp ${JSON.stringify(s)}`);
+  }
+  return { ms: s.killed - s.cancelArrived, terminated: s.terminated === true, spin };
+}
+
+/**
+ * `count` sequential spin-then-cancel samples against a probe server.
+ *
+ * @example
+ * ```ts
+ * await measureCpuStop("http://127.0.0.1:4000/mcp", 10);
+ * ```
+ */
+export async function measureCpuStop(url: string, count: number): Promise<CpuStopResult> {
+  const stopMs: number[] = [];
+  let allTerminated = true;
+  let cpuSpinning = Number.NaN;
+  for (let i = 0; i < count; i++) {
+    const r = await once(url, i === 0);
+    if (i === 0) cpuSpinning = r.spin;
+    stopMs.push(r.ms);
+    allTerminated &&= r.terminated;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const cpuAfter = await cpu(url, 200);
+  return { stopMs, allTerminated, cpuSpinning, cpuAfter };
+}
