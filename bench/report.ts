@@ -53,6 +53,8 @@ const SIZE = quick
   ? { rounds: 1, duration: 2, warmup: 1, cancels: 20, heapCalls: 500, cpuSamples: 3 }
   : { rounds: 3, duration: 5, warmup: 2, cancels: 70, heapCalls: 5_000, cpuSamples: 8 };
 const CONNECTIONS = 50;
+/** USER_HZ of /proc/<pid>/stat times: 100 on every mainstream Linux build. */
+const CLOCK_TICKS = 100;
 const STREAM_CANCEL_TIMEOUT_MS = 100;
 const DOC = "docs/benchmarks.md";
 const CHART = "docs/benchmarks.svg";
@@ -87,6 +89,20 @@ interface ThroughputRow {
   readonly target: ThroughputTarget;
   readonly answer: string;
   readonly rounds: LoadResult[];
+  /** Server-process CPU time per request, µs, per round (user + system, all its threads). */
+  readonly cpuUs: number[];
+}
+
+/** CPU time (user + system) a process has used so far, ms, from /proc (Linux; NaN elsewhere). */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Starts a target with extra environment (startTarget passes the parent's environment on). */
@@ -141,7 +157,7 @@ async function throughput(redis: RedisServer | null, notes: string[]): Promise<T
       running.set(spec.key, target);
       const answer = await preflightEcho(spec.label, target.url);
       console.error(`pre-flight ok: ${spec.label} (${answer}) at ${target.url}`);
-      rows.push({ target: spec, answer, rounds: [] });
+      rows.push({ target: spec, answer, rounds: [], cpuUs: [] });
     }
     const urlOf = (row: ThroughputRow): string =>
       (running.get(row.target.key) as RunningTarget).url;
@@ -153,8 +169,12 @@ async function throughput(redis: RedisServer | null, notes: string[]): Promise<T
       // Rotate the order every round so slow drift (other tenants) spreads over every target.
       for (let i = 0; i < rows.length; i++) {
         const row = rows[(i + round) % rows.length] as ThroughputRow;
+        const pid = (running.get(row.target.key) as RunningTarget).child.pid;
+        const cpuBefore = processCpuMs(pid);
         const r = await echoLoad(row.target.label, urlOf(row), SIZE.duration, CONNECTIONS);
+        const cpuMs = processCpuMs(pid) - cpuBefore;
         row.rounds.push(r);
+        row.cpuUs.push((cpuMs * 1_000) / (r.rps * SIZE.duration));
         console.error(
           `round ${round + 1}/${SIZE.rounds} ${row.target.label}: ${fmt(r.rps)} req/s, p99 ${r.p99} ms`,
         );
@@ -293,6 +313,12 @@ async function main(): Promise<void> {
     const ratios = ra.map((r, i) => r.rps / (rb[i]?.rps ?? Number.NaN)).filter(Number.isFinite);
     return ratios.length === 0 ? Number.NaN : median(ratios);
   };
+  const cpuOf = (row: ThroughputRow | undefined): number => {
+    const finite = (row?.cpuUs ?? []).filter(Number.isFinite);
+    return finite.length === 0 ? Number.NaN : median(finite);
+  };
+  const cpuRatioSdk1 = cpuOf(byKey("sdk1")) / cpuOf(byKey("conduit"));
+  const cpuRatioBare = cpuOf(byKey("conduit")) / cpuOf(byKey("bare"));
   const vsSdk1 = med(byKey("conduit"), "rps") / med(byKey("sdk1"), "rps");
   const vsSdk2 = med(byKey("conduit"), "rps") / med(byKey("sdk2"), "rps");
   const ofBare = med(byKey("conduit"), "rps") / med(byKey("bare"), "rps");
@@ -348,7 +374,7 @@ async function main(): Promise<void> {
   const shortfalls: string[] = [];
   if (!(vsSdk1 >= 10)) {
     shortfalls.push(
-      `- **≥ 10× SDK 1.x.** The bare \`node:http\` ceiling itself reached only ${fmt(bareOverSdk1, 1)}× the SDK 1.x figure in this run, and conduit-mcp reached ${fmt(ofBare * 100)} % of that ceiling: on ${cpus().length} cores shared by autocannon (one busy core of its own) and the server, a fast server is capped by the load generator and the loopback stack, not by its own cost per request, so the ratio to a slow server is capped too${bareOverSdk1 < 10 ? " — here below 10× for any server, the ceiling included" : ""}. What would close it: drive the load from another machine (or pin autocannon and the server to separate cores on a larger box) so the fast servers become CPU-bound on their own work; the per-request CPU cost ratio is then what the throughput ratio shows.`,
+      `- **≥ 10× SDK 1.x.** The bare \`node:http\` ceiling itself reached only ${fmt(bareOverSdk1, 1)}× the SDK 1.x figure in this run, and conduit-mcp reached ${fmt(ofBare * 100)} % of that ceiling: on ${cpus().length} cores shared by autocannon (one busy core of its own) and the server, a fast server is capped by the load generator and the loopback stack, not by its own cost per request, so the ratio to a slow server is capped too${bareOverSdk1 < 10 ? " — here below 10× for any server, the ceiling included" : ""}. What would close it: drive the load from another machine (or pin autocannon and the server to separate cores on a larger box) so the fast servers become CPU-bound on their own work; the per-request CPU cost ratio is then what the throughput ratio shows. That ratio, measured in this run independently of the load generator: SDK 1.x spends ${fmt(cpuRatioSdk1, 1)}× the server CPU per request that conduit-mcp spends.`,
     );
   }
   if (!(ofBare >= 0.5)) {
@@ -365,11 +391,11 @@ async function main(): Promise<void> {
   }
 
   const throughputTable = [
-    "| server (own process) | req/s (median) | p50 ms | p99 ms | req/s per round | answer |",
-    "| --- | ---: | ---: | ---: | --- | --- |",
+    "| server (own process) | req/s (median) | p50 ms | p99 ms | server CPU µs per request | req/s per round | answer |",
+    "| --- | ---: | ---: | ---: | ---: | --- | --- |",
     ...rows.map(
       (r) =>
-        `| ${r.target.label} | ${fmt(med(r, "rps"))} | ${fmt(med(r, "p50"))} | ${fmt(med(r, "p99"))} | ${r.rounds.map((x) => fmt(x.rps)).join(" / ")} | ${r.answer} |`,
+        `| ${r.target.label} | ${fmt(med(r, "rps"))} | ${fmt(med(r, "p50"))} | ${fmt(med(r, "p99"))} | ${fmt(cpuOf(r))} | ${r.rounds.map((x) => fmt(x.rps)).join(" / ")} | ${r.answer} |`,
     ),
   ].join("\n");
   const latencyTable = [
@@ -390,22 +416,22 @@ async function main(): Promise<void> {
   } catch {
     current = "";
   }
-  const areaNote = (name: string): string =>
-    areaSeconds[name] === undefined ? "" : ` (${fmt(areaSeconds[name] as number)} s in this run)`;
+  const areaTimes = Object.entries(areaSeconds)
+    .map(([name, s]) => `${name} ${fmt(s)} s`)
+    .join(", ");
 
   const doc = `# Benchmarks
 
 Generated by ${command} on ${date}, ${fmt(seconds)} s in all; do not edit by hand — every
 figure below comes from that one run. \`npm run bench -- --quick\` is a smoke run (short rounds,
-written to the temp dir only).
+written to the temp dir only).${areaTimes === "" ? "" : ` Steps: ${areaTimes}, then the side-by-side and server-side figures.`}
 
 - Machine: ${machineLine()}.
 - Load average (1 / 5 / 15 min): ${loadBefore} before the run, ${loadMid} before the side-by-side
   figures, ${loadAfter} after. This is a **shared, noisy VM**: other people's test suites run on
   the same ${cpus().length} cores, so figures move by tens of percent between runs; ratios within
   one run (same background load, rounds in rotating order) are steadier than absolute figures.
-${notes.map((n) => `- Note: ${n}`).join("\n")}
-
+${notes.map((n) => `- Note: ${n}\n`).join("")}
 ![tools/call echo over loopback, 50 connections: requests/s and p99 latency of conduit-mcp (memory store, Redis store), the official SDK 1.x stateless server, the official SDK 2.x createMcpHandler and a bare node:http server](benchmarks.svg)
 
 ## Against the targets
@@ -432,6 +458,10 @@ ${throughputTable}
 - conduit-mcp / SDK 1.x stateless: **${fmt(vsSdk1, 1)}×** (per-round median ${fmt(perRoundRatio("conduit", "sdk1"), 1)}×)
 - conduit-mcp / SDK 2.x createMcpHandler: **${fmt(vsSdk2, 1)}×** (per-round median ${fmt(perRoundRatio("conduit", "sdk2"), 1)}×)
 - conduit-mcp / bare node:http: **${fmt(ofBare * 100)} %** of the ceiling; the ceiling is ${fmt(bareOverSdk1, 1)}× SDK 1.x
+- Server CPU per request (the server process's user + system time over a round, all its threads,
+  divided by the requests it answered; it does not depend on how fast the load generator is):
+  SDK 1.x spends **${fmt(cpuRatioSdk1, 1)}×** conduit-mcp's, conduit-mcp spends ${fmt(cpuRatioBare, 1)}× the bare
+  server's. (The Redis target's figure leaves out redis-server's own CPU.)
 - conduit-mcp Redis store / memory store: **${fmt(perRoundRatio("conduit-redis", "conduit") * 100)} %** (per-round median)
 
 The servers: conduit-mcp is \`createMcpServer({ tools: [echo] })\` at its defaults
@@ -507,8 +537,6 @@ ${keep("HTTP", current)}
 
 ${keep("Redis", current)}
 `;
-  // Only the area sections' own timing is noted by them; this run's durations go to the console.
-  for (const [name, s] of Object.entries(areaSeconds)) console.error(`${name}: ${areaNote(name)}`);
 
   if (write) {
     writeFileSync(DOC, doc);

@@ -42,7 +42,7 @@ export function barChart(
   subtitle = "",
 ): string {
   const labelWidth = 300;
-  const panelWidth = 360;
+  const panelWidth = 320;
   const barHeight = 22;
   const gap = 10;
   const top = subtitle === "" ? 50 : 68;
