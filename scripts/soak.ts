@@ -576,6 +576,24 @@ function sendCancel(driver: Driver, plan: Plan, tenant: number): Promise<number>
     params: { requestId: plan.id, reason: `soak cancel of ${plan.tag}` },
   });
   const node = driver.nodes[plan.cancelNode] as NodeControl;
+  return sendCancelOnce(driver, plan, tenant, body, node).then((status) =>
+    // A keep-alive socket the server closed as idle just as the client reused it: the request
+    // never reached the server, and Node's documented remedy is to send it again (see
+    // `request.reusedSocket` in the node:http docs). Only such a failure is retried, once.
+    status === REUSED_SOCKET_RESET ? sendCancelOnce(driver, plan, tenant, body, node) : status,
+  );
+}
+
+/** The status of a cancel whose reused keep-alive socket was reset before any answer. */
+const REUSED_SOCKET_RESET = -2;
+
+function sendCancelOnce(
+  driver: Driver,
+  plan: Plan,
+  tenant: number,
+  body: string,
+  node: NodeControl,
+): Promise<number> {
   return new Promise((resolve) => {
     const req = request(node.url, {
       method: "POST",
@@ -594,6 +612,10 @@ function sendCancel(driver: Driver, plan: Plan, tenant: number): Promise<number>
       res.on("error", () => resolve(-1));
     });
     req.on("error", (error) => {
+      if (req.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET") {
+        resolve(REUSED_SOCKET_RESET);
+        return;
+      }
       cancelErrors.add(error.message);
       resolve(-1);
     });
