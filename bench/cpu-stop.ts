@@ -46,12 +46,19 @@ async function once(
   const id = nextId++;
   // The probe records both the cancel arrival and the kill under `spin:<request id>`.
   const key = `spin:${id}`;
+  // A clean slate: the previous sample's handle is released before this call starts, so "in
+  // flight" below means this call.
+  await until(async () => ((await inFlight(url)) === 0 ? true : undefined), "idle server", 5_000);
   const call = post(url, toolCallBody(id, "spin", {}), headersFor("2025", "spin"));
   await until(async () => ((await inFlight(url)) > 0 ? true : undefined), "spin in flight", 5_000);
-  // The worker needs a moment to import the tool and start spinning.
-  const spin = measureSpin
-    ? await cpu(url, 200)
-    : await new Promise<number>((r) => setTimeout(() => r(Number.NaN), 30));
+  // Cancel only once the worker really spins (the process uses most of a core): a cancel that
+  // overtook the worker's start would stop a tool that never ran, and time nothing.
+  await until(
+    async () => ((await cpu(url, 50)) > 0.6 ? true : undefined),
+    "the worker spinning",
+    5_000,
+  );
+  const spin = measureSpin ? await cpu(url, 200) : Number.NaN;
   const cancel = await post(url, cancelBody(id), { ...headersFor("2025"), "x-bench-cancel": key })
     .answer;
   if (cancel.status !== 202) throw new Error(`cancel answered HTTP ${cancel.status}`);
