@@ -295,7 +295,9 @@ async function main(): Promise<number> {
     passed += Number(counts?.[1] ?? 0);
     failed += Number(counts?.[2] ?? 0);
   }
-  console.log(`\nchecks: ${passed} passed, ${failed} failed`);
+  console.log(
+    `\nconformance checks: ${passed} ok, ${failed} not ok (each listed in a baseline with its reason, or the run fails)`,
+  );
   console.log(
     `conformance (stable${runAlpha ? " + alpha" : ""}): ${outcomes.length - bad.length}/${outcomes.length} runs as expected` +
       ` (baseline ${baseline.slice(root.length + 1)}); results under ${outputRoot.slice(root.length + 1)}/`,
