@@ -31,6 +31,7 @@ export type {
   CancellationStore,
   CancelResult,
   CleanupResult,
+  HandleLifetime,
   RecordOutcome,
   RemoteCancellation,
   RequestHandle,

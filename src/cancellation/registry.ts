@@ -19,6 +19,7 @@ import type {
   CancellationStore,
   CancelResult,
   CleanupResult,
+  HandleLifetime,
   RemoteCancellation,
   RequestHandle,
 } from "./types.js";
@@ -53,7 +54,7 @@ export interface TrackOptions {
    * The life of the request's exchange: once it aborts, the handle counts as dead and the next
    * cleanup removes its entries (the seed's "process no longer alive").
    */
-  readonly lifetime?: AbortSignal;
+  readonly lifetime?: HandleLifetime;
 }
 
 /** Default row TTL (seed §1.7: 5 min). */
@@ -84,9 +85,9 @@ class LocalRequestHandle implements RequestHandle {
   /** Set by untrack or the sweep; never reset. */
   released = false;
   private readonly controller = new AbortController();
-  private readonly lifetime: AbortSignal | undefined;
+  private readonly lifetime: HandleLifetime | undefined;
 
-  constructor(scope: string, requestId: string | null, lifetime: AbortSignal | undefined) {
+  constructor(scope: string, requestId: string | null, lifetime: HandleLifetime | undefined) {
     this.handleId = HANDLE_PREFIX + (handleCounter++).toString(36);
     this.scope = scope;
     this.requestId = requestId;

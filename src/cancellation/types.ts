@@ -95,6 +95,15 @@ export interface CancellationStore {
 }
 
 /**
+ * Tells whether the thing a handle belongs to (e.g. its HTTP exchange) has ended: the dead-handle
+ * sweep's `Process.alive?`. An `AbortSignal` is one; so is any object with an `aborted` flag,
+ * which spares the per-request path an AbortController of its own.
+ */
+export interface HandleLifetime {
+  readonly aborted: boolean;
+}
+
+/**
  * One tracked request: owns the `AbortController` whose signal the tool sees. Several handles
  * may share a `(scope, id)` key; each is untracked on its own.
  */

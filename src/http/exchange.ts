@@ -10,6 +10,8 @@
  */
 import type { ServerResponse } from "node:http";
 
+import type { HandleLifetime } from "../cancellation/types.js";
+
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
 import type { ScopeLimiter } from "./scope-limiter.js";
 import { writeJson } from "./write-response.js";
@@ -38,7 +40,6 @@ const RESOLVED: Promise<void> = Promise.resolve();
 const EXCHANGE = Symbol("conduit-mcp.exchange");
 const KEEP_ALIVE = ": keepalive\n\n";
 /** One shared reason: `abort()` without one would build a DOMException (and its stack) per request. */
-const EXCHANGE_ENDED = Object.freeze({ name: "ExchangeEnded", message: "the HTTP exchange ended" });
 
 type TaggedResponse = ServerResponse & { [EXCHANGE]?: HttpExchange };
 
@@ -61,7 +62,6 @@ export class HttpExchange implements ResponseSink {
   private state = PENDING;
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
-  private controller: AbortController | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
   /** What the request holds (see {@link hold}); null once given back. */
   private limits: ExchangeLimits | null = null;
@@ -92,12 +92,14 @@ export class HttpExchange implements ResponseSink {
     return this.state === DONE;
   }
 
-  get lifetime(): AbortSignal {
-    if (this.controller === null) {
-      this.controller = new AbortController();
-      if (this.state === DONE) this.controller.abort(EXCHANGE_ENDED);
-    }
-    return this.controller.signal;
+  /** The exchange is its handle's lifetime: it has ended once the answer is done or the client left. */
+  get lifetime(): HandleLifetime {
+    return this;
+  }
+
+  /** Whether the exchange has ended (read by the registry's dead-handle sweep). */
+  get aborted(): boolean {
+    return this.state === DONE;
   }
 
   setSessionId(id: string): void {
@@ -222,7 +224,6 @@ export class HttpExchange implements ResponseSink {
       clearInterval(this.keepAlive);
       this.keepAlive = undefined;
     }
-    this.controller?.abort(EXCHANGE_ENDED);
     this.recorder?.(this.method, status);
   }
 

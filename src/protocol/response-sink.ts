@@ -4,6 +4,7 @@
  * request-scoped SSE stream opened lazily at the first related notification) and guards every
  * write, so that nothing is ever written after the exchange ended (mcp-protocol.md E.3).
  */
+import type { HandleLifetime } from "../cancellation/types.js";
 
 /** Told by the sink when the client went away before the exchange ended. */
 export interface SinkListener {
@@ -29,7 +30,7 @@ export interface ResponseSink {
    * Aborts when the exchange ends; given to `registry.track` as the handle's `lifetime`, so a
    * handle whose exchange is gone counts as dead for the janitor's sweep.
    */
-  readonly lifetime: AbortSignal;
+  readonly lifetime: HandleLifetime;
   /** Sends a notification (JSON text). Resolves when written or dropped; never rejects. */
   notify(json: string): Promise<void>;
   /** Sends the final response (JSON text) and ends the exchange; ignored once ended. */
