@@ -254,9 +254,23 @@ async function main(): Promise<void> {
   const write = !quick && !flags["no-write"];
   const areaSeconds: Record<string, number> = {};
 
+  const areaFailures: Record<string, string> = {};
+  /** Runs an area; one retry (a shared machine makes rare flakes), then its old section stays. */
+  const area = async (name: string, args: readonly string[]): Promise<void> => {
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        areaSeconds[name] = await runArea(args);
+        delete areaFailures[name];
+        return;
+      } catch (error) {
+        areaFailures[name] = (error as Error).message;
+        console.error(`${name} attempt ${attempt} failed: ${(error as Error).message}`);
+      }
+    }
+  };
   if (!flags["skip-areas"]) {
     const noWrite = write ? [] : ["--no-write"];
-    areaSeconds.Registry = await runArea([
+    await area("Registry", [
       "--expose-gc",
       "--import",
       "tsx",
@@ -264,14 +278,14 @@ async function main(): Promise<void> {
       ...(quick ? ["--quick"] : []),
       ...noWrite,
     ]);
-    areaSeconds.HTTP = await runArea([
+    await area("HTTP", [
       "--import",
       "tsx",
       "bench/http.ts",
       ...(quick ? ["--rounds", "1", "--duration", "1", "--warmup", "1"] : ["--rounds", "3"]),
       ...noWrite,
     ]);
-    areaSeconds.Redis = await runArea([
+    await area("Redis", [
       "--import",
       "tsx",
       "bench/redis.ts",
@@ -408,8 +422,13 @@ async function main(): Promise<void> {
   ].join("\n");
 
   const command = "`npm run bench` (`node --expose-gc --import tsx bench/report.ts`)";
-  const keep = (heading: string, current: string): string =>
-    sectionText(current, heading) ?? "_(not run)_";
+  const keep = (heading: string, current: string): string => {
+    const text = sectionText(current, heading) ?? "_(not run)_";
+    const failure = areaFailures[heading];
+    return failure === undefined
+      ? text
+      : `**This step failed twice in the run above (${failure}); the figures below are from its previous run.**\n\n${text}`;
+  };
   let current = "";
   try {
     current = readFileSync(DOC, "utf8");
@@ -549,6 +568,10 @@ ${keep("Redis", current)}
     console.error(
       `\nnot written under docs/ (quick or --no-write); report in ${dir} (${seconds} s)`,
     );
+  }
+  if (Object.keys(areaFailures).length > 0) {
+    console.error(`area benchmarks that failed: ${JSON.stringify(areaFailures)}`);
+    process.exitCode = 1;
   }
   console.log(["", ...summaryRows, "", throughputTable, "", latencyTable, ""].join("\n"));
 }
