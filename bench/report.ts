@@ -28,7 +28,7 @@ import { parseArgs } from "node:util";
 
 import { type RedisServer, startRedisServer } from "../test/helpers/redis-server.js";
 import { type CancelPath, measureCancelLatency } from "./cancel-latency.js";
-import { measureCpuStop } from "./cpu-stop.js";
+import { type CpuStopResult, measureCpuStop } from "./cpu-stop.js";
 import { measureHeapPerRequest } from "./heap.js";
 import { barChart } from "./lib/bar-chart.js";
 import { type RunningTarget, startTarget } from "./lib/child.js";
@@ -197,7 +197,7 @@ interface LatencySeries {
 async function serverSide(redis: RedisServer | null): Promise<{
   latency: LatencySeries[];
   heap: number[];
-  cpu: { stopMs: number[]; allTerminated: boolean; cpuSpinning: number; cpuAfter: number };
+  cpu: CpuStopResult;
 }> {
   const env = { BENCH_STREAM_CANCEL_MS: String(STREAM_CANCEL_TIMEOUT_MS) };
   const memory = await startWithEnv("bench/lib/probe-server.ts", env);
@@ -231,6 +231,9 @@ async function serverSide(redis: RedisServer | null): Promise<{
         );
       }
     }
+    // Before the heap probe, whose thousands of torn-down calls leave GC work behind.
+    const cpu = await measureCpuStop(memory.url, SIZE.cpuSamples * SIZE.rounds);
+    console.error(`cpu stop: ${cpu.stopMs.map((v) => fmt(v, 1)).join(", ")} ms`);
     const heap: number[] = [];
     for (let round = 0; round < SIZE.rounds; round++) {
       const bytes = await measureHeapPerRequest(memory.url, SIZE.heapCalls);
@@ -239,8 +242,6 @@ async function serverSide(redis: RedisServer | null): Promise<{
         `round ${round + 1}/${SIZE.rounds} heap: ${fmt(bytes)} B per in-flight request`,
       );
     }
-    const cpu = await measureCpuStop(memory.url, SIZE.cpuSamples * SIZE.rounds);
-    console.error(`cpu stop: ${cpu.stopMs.map((v) => fmt(v, 1)).join(", ")} ms`);
     return { latency, heap, cpu };
   } finally {
     await Promise.all([memory.stop(), shared?.stop()]);
@@ -541,6 +542,7 @@ out conduit terminates its worker. From the cancel POST's arrival to the worker 
 is the configured timeout (so ${fmt(stopP50 - STREAM_CANCEL_TIMEOUT_MS, 1)} ms of overhead at the median). The
 server process used ${fmt(side.cpu.cpuSpinning * 100)} % of a core while the tool spun and
 ${fmt(side.cpu.cpuAfter * 100)} % in the 200 ms starting 50 ms after the last kill: the CPU really stops.
+${side.cpu.misses === 0 ? "" : `${side.cpu.misses} sample(s) were retried: the cancel reached the call before its worker had started the tool (the probe waits for the CPU to show the spin, which another busy process can fake), so conduit ended the call with no worker to kill and there was nothing to time.`}
 
 - Command: ${command}, step "CPU stop" (bench/cpu-stop.ts)
 
