@@ -27,6 +27,7 @@ export {
 } from "./registry.js";
 export { MAX_REQUEST_ID_BYTES, normalizeRequestId } from "./request-id.js";
 export type {
+  AbortListener,
   CancellationRow,
   CancellationStore,
   CancelResult,

@@ -16,6 +16,7 @@ import { MemoryCancellationStore } from "./memory-store.js";
 import { clockOption, duration } from "./options.js";
 import { normalizeRequestId } from "./request-id.js";
 import type {
+  AbortListener,
   CancellationStore,
   CancelResult,
   CleanupResult,
@@ -77,14 +78,21 @@ const RESOLVED_NULL: Promise<null> = Promise.resolve(null);
 const HANDLE_PREFIX = `${randomBytes(6).toString("base64url")}.`;
 let handleCounter = 0;
 
-/** The registry's handle: owns the AbortController whose signal the tool sees. */
+/**
+ * The registry's handle: owns the AbortController whose signal the tool sees. The controller is
+ * created on first use of `signal`: a request whose tool never looks at it (most short calls)
+ * costs no AbortController, and the transport hears of an abort through its listener slot.
+ */
 class LocalRequestHandle implements RequestHandle {
   readonly handleId: string;
   readonly scope: string;
   readonly requestId: string | null;
   /** Set by untrack or the sweep; never reset. */
   released = false;
-  private readonly controller = new AbortController();
+  private controller: AbortController | null = null;
+  /** The first cause; later ones are ignored (an AbortSignal aborts once). */
+  private reason: RequestCancelledError | null = null;
+  private listener: AbortListener | null = null;
   private readonly lifetime: HandleLifetime | undefined;
 
   constructor(scope: string, requestId: string | null, lifetime: HandleLifetime | undefined) {
@@ -95,16 +103,33 @@ class LocalRequestHandle implements RequestHandle {
   }
 
   get signal(): AbortSignal {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.reason !== null) this.controller.abort(this.reason);
+    }
     return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.reason !== null;
   }
 
   get alive(): boolean {
     return !this.released && this.lifetime?.aborted !== true;
   }
 
+  setAbortListener(listener: AbortListener | null): void {
+    this.listener = listener;
+  }
+
   abort(reason: RequestCancelledError): void {
-    // An AbortSignal aborts once; later causes keep the first reason.
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    if (this.reason !== null) return;
+    this.reason = reason;
+    // The transport first (it ends the exchange), then the tool's own signal listeners.
+    const listener = this.listener;
+    this.listener = null;
+    listener?.handleEvent();
+    this.controller?.abort(reason);
   }
 }
 

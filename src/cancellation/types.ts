@@ -103,6 +103,11 @@ export interface HandleLifetime {
   readonly aborted: boolean;
 }
 
+/** Told once when a request handle aborts. */
+export interface AbortListener {
+  handleEvent(): void;
+}
+
 /**
  * One tracked request: owns the `AbortController` whose signal the tool sees. Several handles
  * may share a `(scope, id)` key; each is untracked on its own.
@@ -116,8 +121,16 @@ export interface RequestHandle {
   readonly requestId: string | null;
   /** Aborts once, with a {@link RequestCancelledError} as its reason; stays aborted. */
   readonly signal: AbortSignal;
+  /** Whether the handle has aborted (without creating its signal). */
+  readonly aborted: boolean;
   /** False once untracked or released; the dead-handle sweep removes entries of dead handles. */
   readonly alive: boolean;
+  /**
+   * One listener slot, called once, synchronously, when the handle aborts, before the signal's
+   * own listeners; `null` clears it. Lets a transport follow the handle without creating its
+   * signal (a closure-free `{ handleEvent() }` object, like an EventListener).
+   */
+  setAbortListener(listener: AbortListener | null): void;
   /** Aborts this handle only (disconnect, shutdown, timeout). No row is written. */
   abort(reason: RequestCancelledError): void;
 }

@@ -62,7 +62,6 @@ const RESOLVED: Promise<void> = Promise.resolve();
  * ```
  */
 export class ToolCall implements ToolContext, SinkListener {
-  readonly signal: AbortSignal;
   readonly requestId: RequestId | null;
   readonly scope: string;
   readonly principal: Principal | null;
@@ -99,7 +98,6 @@ export class ToolCall implements ToolContext, SinkListener {
     this.tool = tool;
     this.handle = handle;
     this.sink = sink;
-    this.signal = handle.signal;
     this.requestId = requestId;
     this.scope = scope;
     this.principal = principal;
@@ -112,8 +110,13 @@ export class ToolCall implements ToolContext, SinkListener {
     this.modern = modern;
   }
 
+  /** The request's signal, created on first use (a tool that never reads it costs none). */
+  get signal(): AbortSignal {
+    return this.handle.signal;
+  }
+
   cancelled(): boolean {
-    return this.signal.aborted;
+    return this.handle.aborted;
   }
 
   progress(progress: number, total?: number, message?: string): Promise<void> {
@@ -145,7 +148,7 @@ export class ToolCall implements ToolContext, SinkListener {
   /** Runs the tool and writes its answer, unless the call was cancelled first. Never rejects. */
   async run(args: unknown): Promise<void> {
     this.sink.setListener(this);
-    if (this.signal.aborted) {
+    if (this.handle.aborted) {
       // Cancelled between track and start (a racing cancel): the tool never runs.
       this.state = CANCELLED;
       this.sink.cancel(cancelledResponseJson(this.requestId));
@@ -153,7 +156,7 @@ export class ToolCall implements ToolContext, SinkListener {
       await this.host.release(this);
       return;
     }
-    this.signal.addEventListener("abort", this, { once: true });
+    this.handle.setAbortListener(this);
     let json: string;
     let outcome: ToolOutcome;
     try {
@@ -254,7 +257,7 @@ export class ToolCall implements ToolContext, SinkListener {
   }
 
   private settle(json: string, outcome: ToolOutcome): void {
-    this.signal.removeEventListener("abort", this);
+    this.handle.setAbortListener(null);
     if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
     if (this.state === CANCELLED) {
       clearTimeout(this.timer);

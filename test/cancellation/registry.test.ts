@@ -534,6 +534,38 @@ describe("CancellationRegistry: isInFlight during a store outage", () => {
   });
 });
 
+describe("CancellationRegistry: handle signal and listener slot", () => {
+  it("a handle aborted before its signal is read hands out an already-aborted signal", async () => {
+    const { registry } = makeRegistry();
+    const handle = await registry.track(1, "s");
+    assert.equal(handle.aborted, false);
+    assert.deepEqual(await registry.cancel(1, "early", "s", "notification"), { ok: true });
+    assert.equal(handle.aborted, true);
+    assert.equal(handle.signal.aborted, true);
+    assert.equal(reasonOf(handle).reason, "early");
+    await registry.close();
+  });
+
+  it("the listener slot is called once, before the signal's listeners, and can be cleared", async () => {
+    const { registry } = makeRegistry();
+    const order: string[] = [];
+    const first = await registry.track(1, "s");
+    first.signal.addEventListener("abort", () => order.push("signal"));
+    first.setAbortListener({ handleEvent: () => order.push("slot") });
+    first.abort(new RequestCancelledError("disconnect"));
+    first.abort(new RequestCancelledError("timeout"));
+    assert.deepEqual(order, ["slot", "signal"]);
+    assert.equal(reasonOf(first).source, "disconnect", "the first cause stays");
+    const second = await registry.track(2, "s");
+    let called = false;
+    second.setAbortListener({ handleEvent: () => (called = true) });
+    second.setAbortListener(null);
+    second.abort(new RequestCancelledError("shutdown"));
+    assert.equal(called, false);
+    await registry.close();
+  });
+});
+
 describe("CancellationRegistry: cancelHandle", () => {
   it("aborts that handle only, records a row under its scope and publishes it", async () => {
     const { registry } = makeRegistry();
