@@ -5,6 +5,7 @@
  * throws, never reflects a header, never leaks internals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 
 import type { CancellationRegistry } from "../cancellation/index.js";
 import { ErrorCode } from "../errors.js";
@@ -13,6 +14,7 @@ import {
   type Principal,
   principalId,
   scopeOf,
+  TRUST_NONE,
   type TrustProxy,
 } from "../identity/index.js";
 import {
@@ -94,6 +96,10 @@ const METHOD_NOT_ALLOWED = errorResponseJson(null, ErrorCode.ServerError, "Metho
 const SHUTTING_DOWN = errorResponseJson(null, ErrorCode.InternalError, "Server is shutting down");
 const INVALID_REQUEST = "Invalid JSON-RPC 2.0 request";
 
+/** Where a connection keeps its anonymous scope (see `anonymousScope`). */
+const IP_SCOPE = Symbol("conduit-mcp.ipScope");
+type ScopedSocket = Socket & { [IP_SCOPE]?: string };
+
 /**
  * Builds the request listener.
  *
@@ -114,6 +120,24 @@ export function createRequestListener(
   function reply(res: ServerResponse, status: number, json: string, method: string | null): void {
     recorder?.(methodLabel(method), status);
     writeJson(res, status, json);
+  }
+
+  /**
+   * The `ip:` scope of a request without session or principal. It depends only on the socket
+   * unless a trusted proxy's X-Forwarded-For is read, so it is computed once per connection and
+   * kept on the socket: keep-alive clients pay for address parsing once, not per request.
+   */
+  function anonymousScope(req: IncomingMessage): string {
+    const forwarded = req.headers["x-forwarded-for"];
+    const perSocket = forwarded === undefined || config.trustProxy === TRUST_NONE;
+    if (perSocket) {
+      const cached = (req.socket as ScopedSocket)[IP_SCOPE];
+      if (cached !== undefined) return cached;
+    }
+    const address = clientAddress(req.socket.remoteAddress, forwarded, config.trustProxy) ?? null;
+    const scope = scopeOf({ sessionId: null, principal: null, address });
+    if (perSocket) (req.socket as ScopedSocket)[IP_SCOPE] = scope;
+    return scope;
   }
 
   async function authenticated(
@@ -225,12 +249,10 @@ export function createRequestListener(
     }
 
     // The scope, fixed once before dispatch: session > principal > client IP bucket.
-    const address =
+    const scope =
       sessionId === null && principalId(principal) === null
-        ? (clientAddress(req.socket.remoteAddress, headers["x-forwarded-for"], config.trustProxy) ??
-          null)
-        : null;
-    const scope = scopeOf({ sessionId, principal, address });
+        ? anonymousScope(req)
+        : scopeOf({ sessionId, principal, address: null });
 
     if (classified.kind === "notification") {
       // Notifications are never refused by the concurrency bounds: a cancel is how a client at
@@ -344,12 +366,10 @@ export function createRequestListener(
       name: single(headers["mcp-name"]),
     });
     if (!envelope.ok) return reply(res, envelope.status, envelope.json, method);
-    const address =
+    const scope =
       principalId(principal) === null
-        ? (clientAddress(req.socket.remoteAddress, headers["x-forwarded-for"], config.trustProxy) ??
-          null)
-        : null;
-    const scope = scopeOf({ sessionId: null, principal, address });
+        ? anonymousScope(req)
+        : scopeOf({ sessionId: null, principal, address: null });
     const exchange = admit(res, scope, request, accepts);
     if (exchange === null) return;
     // A long modern call gets its stream (and keep-alive comments) even before any progress.
