@@ -35,7 +35,7 @@ import { type RunningTarget, startTarget } from "./lib/child.js";
 import { echoLoad, type LoadResult, preflightEcho } from "./lib/echo-load.js";
 import { percentile } from "./lib/http-client.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
-import { sectionText } from "./lib/section-text.js";
+import { sectionText } from "./lib/markdown-section.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({

@@ -21,20 +21,7 @@
  */
 export function replaceSection(document: string, heading: string, body: string): string {
   const lines = document.split("\n");
-  let start = -1;
-  let end = lines.length;
-  let inFence = false;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (line.startsWith("```")) inFence = !inFence;
-    if (inFence || !line.startsWith("## ")) continue;
-    if (start === -1) {
-      if (line.slice(3).trim() === heading) start = i;
-    } else {
-      end = i;
-      break;
-    }
-  }
+  const [start, end] = locateSection(lines, heading);
   const section = `## ${heading}\n\n${body.trim()}\n`;
   if (start === -1) {
     const base = document.trimEnd();
@@ -43,4 +30,46 @@ export function replaceSection(document: string, heading: string, body: string):
   const before = lines.slice(0, start).join("\n");
   const after = lines.slice(end).join("\n");
   return `${before}${before.length > 0 ? "\n" : ""}${section}${after.length > 0 ? `\n${after}` : ""}`;
+}
+
+/**
+ * The body of the level-2 section titled `heading` (trimmed, without its heading line), or null
+ * when there is none: the counterpart of {@link replaceSection}, so the report can reassemble
+ * docs/benchmarks.md from the sections the individual benchmarks wrote.
+ *
+ * @example
+ * ```ts
+ * sectionText("# T\n\n## A\n\nbody\n\n## B\nx\n", "A"); // "body"
+ * ```
+ */
+export function sectionText(document: string, heading: string): string | null {
+  const lines = document.split("\n");
+  const [start, end] = locateSection(lines, heading);
+  return start === -1
+    ? null
+    : lines
+        .slice(start + 1, end)
+        .join("\n")
+        .trim();
+}
+
+/**
+ * The heading line of the section titled `heading` and the line where the next `## ` section
+ * starts (or the end); `[-1, length]` when missing. Headings inside fenced code blocks are not
+ * sections.
+ */
+function locateSection(lines: readonly string[], heading: string): [number, number] {
+  let start = -1;
+  let inFence = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line.startsWith("```")) inFence = !inFence;
+    if (inFence || !line.startsWith("## ")) continue;
+    if (start === -1) {
+      if (line.slice(3).trim() === heading) start = i;
+    } else {
+      return [start, i];
+    }
+  }
+  return [start, lines.length];
 }

@@ -1,0 +1,28 @@
+/**
+ * The benchmarks share docs/benchmarks.md by sections: each rewrites its own `## Heading` and the
+ * report reads them back. A heading inside a fenced code block is not a section.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { replaceSection, sectionText } from "../../bench/lib/markdown-section.js";
+
+const DOC = "# Benchmarks\n\n## HTTP\n\nold\n\n```\n## not a section\n```\n\n## Redis\n\nkeep\n";
+
+test("replaceSection rewrites one section and leaves the others", () => {
+  const out = replaceSection(DOC, "HTTP", "new figures\n");
+  assert.equal(out, "# Benchmarks\n\n## HTTP\n\nnew figures\n\n## Redis\n\nkeep\n");
+  assert.equal(sectionText(out, "Redis"), "keep");
+});
+
+test("a missing section is appended; sectionText finds it, or null", () => {
+  const out = replaceSection("# Benchmarks\n", "Registry", "rows");
+  assert.equal(out, "# Benchmarks\n\n## Registry\n\nrows\n");
+  assert.equal(sectionText(out, "Registry"), "rows");
+  assert.equal(sectionText(out, "HTTP"), null);
+});
+
+test("a heading inside a code fence does not end a section", () => {
+  assert.equal(sectionText(DOC, "HTTP"), "old\n\n```\n## not a section\n```");
+  assert.equal(sectionText(DOC, "not a section"), null);
+});
