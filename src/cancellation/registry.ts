@@ -277,16 +277,9 @@ export class CancellationRegistry {
     if (requestId === undefined) return INVALID_REQUEST_ID;
     if (requestId === null) return OK;
     const text = reason === null || reason === undefined ? null : reflectText(reason, 200);
-    const outcome = await this.store.record(
-      { scope, requestId, reason: text, cancelledAt: this.clock() },
-      source,
-    );
-    if (outcome !== "recorded") return LIMIT_REACHED;
-    if (channels.requestCancelled.hasSubscribers) {
-      channels.requestCancelled.publish({ requestId, scope, reason: text, source });
-    }
-    this.abortLocal(scope, requestId, () => new RequestCancelledError(source, text));
-    return OK;
+    const result = await this.record(scope, requestId, text, source);
+    if (result.ok) this.abortLocal(scope, requestId, () => new RequestCancelledError(source, text));
+    return result;
   }
 
   /**
@@ -316,13 +309,23 @@ export class CancellationRegistry {
     handle.abort(new RequestCancelledError(source, text));
     const { scope, requestId } = handle;
     if (requestId === null) return OK;
+    return this.record(scope, requestId, text, source);
+  }
+
+  /** Writes the row (quota, then cap) and, once written, publishes `request:cancelled`. */
+  private async record(
+    scope: string,
+    requestId: string,
+    reason: string | null,
+    source: CancellationSource,
+  ): Promise<CancelResult> {
     const outcome = await this.store.record(
-      { scope, requestId, reason: text, cancelledAt: this.clock() },
+      { scope, requestId, reason, cancelledAt: this.clock() },
       source,
     );
     if (outcome !== "recorded") return LIMIT_REACHED;
     if (channels.requestCancelled.hasSubscribers) {
-      channels.requestCancelled.publish({ requestId, scope, reason: text, source });
+      channels.requestCancelled.publish({ requestId, scope, reason, source });
     }
     return OK;
   }
