@@ -21,6 +21,7 @@ import type {
   RemoteCancellation,
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
+import { bounded } from "./bounded.js";
 import { KeyLayout, pairMember, type Wire, wire } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import { decodeRemoteMessage, encodeRemoteMessage } from "./remote-message.js";
@@ -452,17 +453,8 @@ export class RedisCancellationStore implements CancellationStore {
   ): Promise<T> {
     if (this.closed) throw new StoreClosedError();
     if (this.client.status !== "ready") return fallback;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const result = await Promise.race([
-        op(this.client as Client & ScriptedClient),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`Redis call timed out after ${this.timeoutMs} ms`)),
-            this.timeoutMs,
-          );
-        }),
-      ]);
+      const result = await bounded(op(this.client as Client & ScriptedClient), this.timeoutMs);
       if (this.monitor.isDown) {
         // Redis answered again on a connection that never dropped (e.g. after a stall).
         this.monitor.up();
@@ -472,8 +464,6 @@ export class RedisCancellationStore implements CancellationStore {
     } catch (error) {
       this.fault(error);
       return fallback;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

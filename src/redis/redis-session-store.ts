@@ -14,6 +14,7 @@ import type {
   SessionRecord,
   SessionStore,
 } from "../sessions/session-store.js";
+import { bounded } from "./bounded.js";
 import { OutageMonitor } from "./outage-monitor.js";
 
 /** Options of {@link RedisSessionStore}. */
@@ -270,21 +271,16 @@ export class RedisSessionStore implements SessionStore {
   ): Promise<T> {
     if (this.closed) throw new StoreClosedError();
     if (this.client.status !== "ready") return fallback;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const result = await Promise.race([
+      const result = await bounded(
         op(this.client as (Redis | Cluster) & SessionScripts),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("Redis call timed out")), this.timeoutMs);
-        }),
-      ]);
+        this.timeoutMs,
+      );
       this.monitor.up();
       return result;
     } catch (error) {
       this.monitor.down(error);
       return fallback;
-    } finally {
-      clearTimeout(timer);
     }
   }
 }
