@@ -93,7 +93,14 @@ export {
   WorkerPool,
   type WorkerPoolOptions,
 } from "./isolation/index.js";
-export { LOGGING_LEVELS, type LoggingLevel } from "./protocol/index.js";
+export {
+  type Icon,
+  LOGGING_LEVELS,
+  type LoggingLevel,
+  type PrimitiveFields,
+  type Prompt,
+  type VisibilityContext,
+} from "./protocol/index.js";
 export { reflectText } from "./reflect.js";
 export {
   type ConcurrencySnapshot,

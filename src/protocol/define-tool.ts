@@ -10,6 +10,7 @@ import { InvalidOptionError } from "../errors.js";
 import { type IsolatedHandler, isIsolatedHandler } from "../isolation/isolated-handler.js";
 import { reflectText } from "../reflect.js";
 import { isPlainObject } from "./json-rpc.js";
+import type { ArgumentIssue } from "./primitive.js";
 import type { ToolContext } from "./tool-context.js";
 
 /** A JSON Schema object, published as a tool's `inputSchema` without change. */
@@ -67,11 +68,7 @@ export interface ToolDefinition<S extends z.ZodObject | JsonSchemaObject | undef
   ) => Promise<ToolResult | string> | ToolResult | string;
 }
 
-/** One argument problem, as sent in `error.data.errors` of a -32602 answer. */
-export interface ArgumentIssue {
-  readonly path: string;
-  readonly message: string;
-}
+export type { ArgumentIssue } from "./primitive.js";
 
 /** The outcome of validating a call's arguments. */
 export type ArgumentCheck =

@@ -61,6 +61,14 @@ export {
   missingEnvelopeJson,
   modernClaim,
 } from "./modern-envelope.js";
+export {
+  type CheckedPrimitiveFields,
+  checkPrimitiveFields,
+  type Icon,
+  type PrimitiveFields,
+  type Prompt,
+  type VisibilityContext,
+} from "./primitive.js";
 export type { ResponseSink, SinkListener } from "./response-sink.js";
 export { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
 export type { ToolContext } from "./tool-context.js";
