@@ -11,6 +11,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { z } from "zod";
 
 import { createMcpServer, defineTool } from "../src/server/index.js";
 
@@ -170,6 +171,17 @@ const tools = [
       await ctx.log("info", "test_logging_tool ran");
       return "logged";
     },
+  }),
+  // http-custom-header-server-validation: a tool with an `x-mcp-header` string argument, whose
+  // Mcp-Param-Region header the scenario sends plain, base64-encoded, malformed and missing.
+  defineTool({
+    name: "test_header_routing",
+    description: "Mirrors its region argument into the Mcp-Param-Region header",
+    input: z.object({
+      region: z.string().meta({ "x-mcp-header": "Region" }),
+      query: z.string(),
+    }),
+    handler: ({ region, query }) => `${query} in ${region}`,
   }),
   defineTool({
     name: "json_schema_2020_12_tool",

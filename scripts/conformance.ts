@@ -5,7 +5,8 @@
  *
  * - The server is started on a free port and killed at the end, whatever happens.
  * - On Node < 22 the suite runs through the loader shim in ../shared/tools/conformance-on-node20/
- *   (resolved from the repo root: CI clones the repo with shared/ beside it), plus
+ *   (resolved from the repo root, else from its nearest ancestor with shared/ beside it: CI
+ *   clones the repo with shared/ beside it), plus
  *   scripts/lib/conformance-alias-register.mjs which lets that shim recognise the aliased install.
  * - conformance/baseline-stable.yml lists expected failures (each with its reason); the suite's
  *   own `--expected-failures` check decides each scenario's exit code, so an unexpected failure
@@ -54,7 +55,20 @@ const outputRoot = join(root, ".conformance/stable");
 const alphaEntry = join(root, "node_modules/conformance-alpha/dist/index.js");
 /** Requirement sets of the alpha suite run by `npm run conformance` (issue 4). */
 const ALPHA_REQUIREMENTS = ["2026-07-28", "2025-11-25"] as const;
-const shim = resolve(root, "../shared/tools/conformance-on-node20/register.mjs");
+const SHIM_PATH = "shared/tools/conformance-on-node20/register.mjs";
+/**
+ * The shim in the nearest `shared/` beside the repo or beside one of its ancestors (a git
+ * worktree sits a level or two below the clone that has `shared/` beside it).
+ */
+const shim = nearestShim(dirname(root)) ?? resolve(root, "..", SHIM_PATH);
+
+function nearestShim(from: string): string | null {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, SHIM_PATH);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return null;
+  }
+}
 const aliasShim = join(root, "scripts/lib/conformance-alias-register.mjs");
 
 const { values: flags } = parseArgs({

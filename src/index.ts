@@ -97,6 +97,7 @@ export {
   type Icon,
   LOGGING_LEVELS,
   type LoggingLevel,
+  type ParamHeader,
   type PrimitiveFields,
   type Prompt,
   type VisibilityContext,

@@ -364,6 +364,7 @@ export function createRequestListener(
       protocolVersion: single(headers["mcp-protocol-version"]),
       method: single(headers["mcp-method"]),
       name: single(headers["mcp-name"]),
+      all: req.headersDistinct,
     });
     if (!envelope.ok) return reply(res, envelope.status, envelope.json, method);
     const scope =

@@ -10,6 +10,7 @@ import { InvalidOptionError } from "../errors.js";
 import { type IsolatedHandler, isIsolatedHandler } from "../isolation/isolated-handler.js";
 import { reflectText } from "../reflect.js";
 import { isPlainObject } from "./json-rpc.js";
+import { type ParamHeader, paramHeadersOf } from "./param-headers.js";
 import type { ArgumentIssue } from "./primitive.js";
 import type { ToolContext } from "./tool-context.js";
 
@@ -85,6 +86,8 @@ export interface Tool {
   readonly isolatedHandler: IsolatedHandler | null;
   /** Capability names a modern request must declare, else null. */
   readonly requiredClientCapabilities: Readonly<Record<string, object>> | null;
+  /** The `x-mcp-header` annotations of its input schema (`Mcp-Param-*` headers to check). */
+  readonly paramHeaders: readonly ParamHeader[];
   /** Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
   readonly handler: (
@@ -197,6 +200,7 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
       required === undefined || Object.keys(required).length === 0
         ? null
         : Object.freeze({ ...required }),
+    paramHeaders: paramHeadersOf(inputSchema, `tool ${name}`),
     checkArguments,
     handler: (typeof handler === "function" ? handler : runsInWorker) as Tool["handler"],
   });

@@ -21,7 +21,8 @@ import {
   successResponseJson,
 } from "./json-rpc.js";
 import { isLoggingLevel, type LoggingLevel } from "./logging.js";
-import { META_SERVER_INFO } from "./modern-envelope.js";
+import { META_SERVER_INFO, type PresentedParamHeaders } from "./modern-envelope.js";
+import { checkParamHeaders } from "./param-headers.js";
 import type { ResponseSink } from "./response-sink.js";
 import { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
 import {
@@ -74,6 +75,11 @@ export interface DispatcherOptions {
 /** What a validated 2026-07-28 envelope tells the dispatcher (see modern-envelope.ts). */
 export interface ModernRequestInfo {
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /**
+   * The request's `Mcp-Param-*` headers, checked against the tool's `x-mcp-header` ones; absent
+   * when the request did not come over HTTP (other transports may ignore the annotations).
+   */
+  readonly paramHeaders?: PresentedParamHeaders;
 }
 
 /** Methods of the 2025 era this server answers; anything else is -32601. */
@@ -264,6 +270,7 @@ export class Dispatcher implements ToolCallHost {
         sink,
         handle,
         info.clientCapabilities,
+        info.paramHeaders ?? null,
       );
     } catch {
       await this.finish(handle, id, meta.scope, sink, internalErrorJson(id));
@@ -355,6 +362,7 @@ export class Dispatcher implements ToolCallHost {
     sink: ResponseSink,
     handle: RequestHandle,
     clientCapabilities: Readonly<Record<string, unknown>> | null = null,
+    paramHeaders: PresentedParamHeaders | null = null,
   ): Promise<void> {
     const name = params?.name;
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
@@ -375,6 +383,14 @@ export class Dispatcher implements ToolCallHost {
           `Missing required client capability: ${Object.keys(missing).join(", ")}`,
           { requiredCapabilities: missing },
         );
+        return this.finish(handle, id, meta.scope, sink, json, 400);
+      }
+    }
+    if (paramHeaders !== null && tool.paramHeaders.length > 0) {
+      // 2026-07-28 only: headers an intermediary may have routed on must agree with the body.
+      const mismatch = checkParamHeaders(tool.paramHeaders, params?.arguments, paramHeaders);
+      if (mismatch !== null) {
+        const json = errorResponseJson(id, ErrorCode.HeaderMismatch, mismatch);
         return this.finish(handle, id, meta.scope, sink, json, 400);
       }
     }

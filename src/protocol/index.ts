@@ -60,7 +60,10 @@ export {
   type ModernHeaders,
   missingEnvelopeJson,
   modernClaim,
+  type PresentedParamHeaders,
+  presentedParamHeaders,
 } from "./modern-envelope.js";
+export { checkParamHeaders, type ParamHeader, paramHeadersOf } from "./param-headers.js";
 export {
   type CheckedPrimitiveFields,
   checkPrimitiveFields,

@@ -1,8 +1,11 @@
 /**
- * The 2026-07-28 ("modern") request envelope and its error ladder (mcp-protocol.md B.2, B.3,
- * B.8). A modern request carries its version and capabilities in `params._meta` and repeats the
- * version, the method and the tool name in HTTP headers; every disagreement is refused before
- * dispatch with the HTTP status the spec assigns to it:
+ * The 2026-07-28 ("modern") request envelope and its error ladder
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http,
+ * "Standard Request Headers" and "Server Validation"; `_meta` keys:
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta). A modern request
+ * carries its version and capabilities in `params._meta` and repeats the version, the method
+ * and the tool name in HTTP headers; every disagreement is refused before dispatch with the HTTP
+ * status the spec assigns to it:
  *
  * | condition                                   | HTTP | JSON-RPC |
  * |---------------------------------------------|------|----------|
@@ -11,12 +14,16 @@
  * | a required `_meta` key missing or malformed | 400  | -32602   |
  * | (in dispatch) a client capability missing   | 400  | -32021   |
  * | (in dispatch) unknown method                | 404  | -32601   |
+ * | (in dispatch) an `Mcp-Param-*` header wrong | 400  | -32020   |
  *
+ * The `Mcp-Param-*` headers of a `tools/call` are collected here and checked against the tool's
+ * `x-mcp-header` annotations once the tool is known (param-headers.ts).
  * Every error echoes the request's id (the conformance suite checks it).
  */
 import type { RequestId } from "../cancellation/types.js";
 import { ErrorCode } from "../errors.js";
 import { reflectText } from "../reflect.js";
+import { isBase64 } from "./content-blocks.js";
 import { errorResponseJson, isPlainObject, type JsonRpcRequest } from "./json-rpc.js";
 import { isLoggingLevel, type LoggingLevel } from "./logging.js";
 import { ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS } from "./versions.js";
@@ -30,27 +37,40 @@ export const META_LOG_LEVEL = "io.modelcontextprotocol/logLevel";
 /** Result `_meta` key naming the server (moved there from the result body, spec PR #3002). */
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
-/** The three standard headers of a modern POST, as received (undefined when absent). */
+/** The headers of a modern POST, as received (undefined when absent). */
 export interface ModernHeaders {
   readonly protocolVersion: string | undefined;
   readonly method: string | undefined;
   readonly name: string | undefined;
+  /**
+   * Every header, every value kept (Node's `IncomingMessage.headersDistinct`), where the
+   * `Mcp-Param-*` headers of a `tools/call` are found. Absent: none were sent.
+   */
+  readonly all?: Readonly<Record<string, readonly string[] | undefined>>;
 }
+
+/**
+ * The `Mcp-Param-*` headers of a request, by lower-cased header name; `null` marks a header
+ * sent more than once (ambiguous, so it never matches).
+ */
+export type PresentedParamHeaders = ReadonlyMap<string, string | null>;
 
 /** A valid envelope, or the ladder's refusal. */
 export type ModernEnvelope =
   | {
       readonly ok: true;
       readonly clientCapabilities: Readonly<Record<string, unknown>>;
-      /** The request's log level; null means no log messages at all (B.2). */
+      /** The request's log level; null means no log messages at all. */
       readonly logLevel: LoggingLevel | null;
+      /** The `Mcp-Param-*` headers of a `tools/call` (empty for other methods). */
+      readonly paramHeaders: PresentedParamHeaders;
     }
   | { readonly ok: false; readonly status: number; readonly json: string };
 
 /**
  * The era claim of a message: `params._meta["io.modelcontextprotocol/protocolVersion"]`, or
- * undefined when absent. One cheap look at the parsed body, done once per POST (B.8): the 2025
- * path pays two type checks and one property read.
+ * undefined when absent. One cheap look at the parsed body, done once per POST: the 2025 path
+ * pays two type checks and one property read.
  *
  * @example
  * ```ts
@@ -90,7 +110,7 @@ export function checkModernRequest(
       `_meta ${META_PROTOCOL_VERSION} must be a string`,
     );
   }
-  // B.3: the header MUST equal the _meta version; checked before the version itself, so a
+  // The header MUST equal the _meta version; checked before the version itself, so a
   // header/body disagreement is always -32020 whatever the versions are.
   const headerVersion = headers.protocolVersion?.trim();
   if (headerVersion !== claim) {
@@ -104,8 +124,8 @@ export function checkModernRequest(
     );
   }
   if (!MODERN_PROTOCOL_VERSIONS.includes(claim)) {
-    // B.8: the answer names what is supported, so the client can retry (2025 versions are
-    // served through `initialize`, without the envelope).
+    // The answer names what is supported, so the client can retry (2025 versions are served
+    // through `initialize`, without the envelope).
     const requested = reflectText(claim, 40);
     return refuse(
       400,
@@ -128,8 +148,8 @@ export function checkModernRequest(
   if (level !== undefined && !isLoggingLevel(level)) {
     return refuse(400, id, ErrorCode.InvalidParams, `Invalid _meta ${META_LOG_LEVEL}`);
   }
-  // SEP-2243: header names are case-insensitive (node lower-cases them), values are exact after
-  // trimming the optional whitespace HTTP allows around them.
+  // Header names are case-insensitive (node lower-cases them), values are exact after trimming
+  // the optional whitespace HTTP allows around them ("Case Sensitivity" in the transport page).
   if (headers.method?.trim() !== message.method) {
     return refuse(
       400,
@@ -156,13 +176,45 @@ export function checkModernRequest(
       );
     }
   }
-  return { ok: true, clientCapabilities, logLevel: level === undefined ? null : level };
+  return {
+    ok: true,
+    clientCapabilities,
+    logLevel: level === undefined ? null : level,
+    paramHeaders: message.method === "tools/call" ? presentedParamHeaders(headers.all) : NO_PARAMS,
+  };
+}
+
+const NO_PARAMS: PresentedParamHeaders = new Map();
+const PARAM_PREFIX = "mcp-param-";
+
+/**
+ * Picks the `Mcp-Param-*` headers out of a request's headers, as Node's
+ * `IncomingMessage.headersDistinct` gives them (lower-case names, every value kept).
+ *
+ * @example
+ * ```ts
+ * presentedParamHeaders(req.headersDistinct); // Map { "mcp-param-region" => "us-west1" }
+ * ```
+ */
+export function presentedParamHeaders(
+  headers: Readonly<Record<string, readonly string[] | undefined>> | undefined,
+): PresentedParamHeaders {
+  if (headers === undefined) return NO_PARAMS;
+  let presented: Map<string, string | null> | null = null;
+  for (const name in headers) {
+    if (!name.startsWith(PARAM_PREFIX)) continue;
+    const values = headers[name];
+    if (values === undefined) continue;
+    presented ??= new Map();
+    presented.set(name, values.length === 1 ? (values[0] as string) : null);
+  }
+  return presented ?? NO_PARAMS;
 }
 
 /**
  * The answer to a POST whose `MCP-Protocol-Version` header names a modern revision while its body
  * carries no `_meta` claim: a modern request missing its envelope (-32602, HTTP 400), not a 2025
- * one (mcp-protocol.md C.4, conformance server-stateless).
+ * one (the conformance suite's server-stateless scenario checks this).
  *
  * @example
  * ```ts
@@ -178,9 +230,10 @@ export function missingEnvelopeJson(id: RequestId | null): string {
 }
 
 /**
- * Decodes a standard header value: `=?base64?<b64>?=` carries UTF-8 text that is not safe as a
- * raw header (B.3); anything else is taken literally. Null for a malformed sentinel (bad
- * characters or padding), which the ladder refuses.
+ * Decodes an `Mcp-Name` or `Mcp-Param-*` header value: `=?base64?<b64>?=` carries UTF-8 text
+ * that is not safe as a raw header ("Value Encoding" in the transport page); anything else is
+ * taken literally. Null for a malformed sentinel (bad characters or padding, or bytes that are
+ * not UTF-8), which is refused.
  *
  * @example
  * ```ts
@@ -192,13 +245,18 @@ export function decodeHeaderValue(raw: string): string | null {
   const value = raw.trim();
   if (!value.startsWith("=?base64?") || !value.endsWith("?=")) return value;
   const encoded = value.slice(9, -2);
-  if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) return null;
-  return Buffer.from(encoded, "base64").toString("utf8");
+  if (!isBase64(encoded)) return null;
+  try {
+    return UTF8.decode(Buffer.from(encoded, "base64"));
+  } catch {
+    return null;
+  }
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Fatal: bytes that are not UTF-8 are a malformed value, not text with U+FFFD in it. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** Which param `Mcp-Name` mirrors, per method (B.3). */
+/** Which param `Mcp-Name` mirrors, per method ("Standard Request Headers"). */
 const NAME_PARAM: ReadonlyMap<string, string> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],

@@ -1,6 +1,7 @@
 /**
- * The 2026-07-28 envelope helpers in isolation (mcp-protocol.md B.2, B.3): the era claim, the
- * base64 sentinel of standard header values, the ladder's order.
+ * The 2026-07-28 envelope helpers in isolation
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http):
+ * the era claim, the base64 sentinel of standard header values, the ladder's order.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -46,6 +47,12 @@ describe("modern envelope", () => {
     assert.equal(decodeHeaderValue("=?base64?ZWNo?="), "ech");
     assert.equal(decodeHeaderValue("=?base64?ZWN?="), null, "bad padding");
     assert.equal(decodeHeaderValue("=?base64?ZW!o?="), null, "bad character");
+    assert.equal(decodeHeaderValue("=?base64?/w==?="), null, "bytes that are not UTF-8");
+    assert.equal(
+      decodeHeaderValue("=?BASE64?ZWNobw==?="),
+      "=?BASE64?ZWNobw==?=",
+      "markers are case-sensitive",
+    );
   });
 
   test("a non-ASCII Mcp-Name must come in the sentinel form and match after decoding", () => {
@@ -84,6 +91,37 @@ describe("modern envelope", () => {
       method: "tools/list",
       name: undefined,
     });
-    assert.deepEqual(envelope, { ok: true, clientCapabilities: {}, logLevel: "warning" });
+    assert.deepEqual(envelope, {
+      ok: true,
+      clientCapabilities: {},
+      logLevel: "warning",
+      paramHeaders: new Map(),
+    });
+  });
+
+  test("a tools/call envelope carries its Mcp-Param-* headers; other methods none", () => {
+    const all = { "mcp-param-region": ["us"], "mcp-name": ["echo"], "mcp-param-x": ["1", "2"] };
+    const call = checkModernRequest(request("tools/call", { name: "echo", _meta: META }), {
+      protocolVersion: "2026-07-28",
+      method: "tools/call",
+      name: "echo",
+      all,
+    });
+    assert.ok(call.ok);
+    assert.deepEqual(
+      [...call.paramHeaders],
+      [
+        ["mcp-param-region", "us"],
+        ["mcp-param-x", null],
+      ],
+    );
+    const list = checkModernRequest(request("tools/list", { _meta: META }), {
+      protocolVersion: "2026-07-28",
+      method: "tools/list",
+      name: undefined,
+      all,
+    });
+    assert.ok(list.ok);
+    assert.equal(list.paramHeaders.size, 0);
   });
 });
