@@ -56,6 +56,13 @@ export interface TrackOptions {
    * cleanup removes its entries (the seed's "process no longer alive").
    */
   readonly lifetime?: HandleLifetime;
+  /**
+   * False for a request that `notifications/cancelled` must never reach (a 2026-07-28 request:
+   * its client cancels by closing its stream, and another client may use the same id). Such a
+   * handle ignores every cancel whose source is `"notification"`, local or from another node.
+   * Default true.
+   */
+  readonly notifiable?: boolean;
 }
 
 /** Default row TTL (seed §1.7: 5 min). */
@@ -94,12 +101,15 @@ class LocalRequestHandle implements RequestHandle {
   private reason: RequestCancelledError | null = null;
   private listener: AbortListener | null = null;
   private readonly lifetime: HandleLifetime | undefined;
+  /** Whether a `notifications/cancelled` may abort it (see {@link TrackOptions.notifiable}). */
+  readonly notifiable: boolean;
 
-  constructor(scope: string, requestId: string | null, lifetime: HandleLifetime | undefined) {
+  constructor(scope: string, requestId: string | null, options: TrackOptions | undefined) {
     this.handleId = HANDLE_PREFIX + (handleCounter++).toString(36);
     this.scope = scope;
     this.requestId = requestId;
-    this.lifetime = lifetime;
+    this.lifetime = options?.lifetime;
+    this.notifiable = options?.notifiable !== false;
   }
 
   get signal(): AbortSignal {
@@ -226,6 +236,7 @@ export class CancellationRegistry {
       this.abortLocal(
         event.scope,
         event.requestId,
+        event.source,
         () => new RequestCancelledError(event.source, event.reason),
       );
     });
@@ -278,7 +289,9 @@ export class CancellationRegistry {
     if (requestId === null) return OK;
     const text = reason === null || reason === undefined ? null : reflectText(reason, 200);
     const result = await this.record(scope, requestId, text, source);
-    if (result.ok) this.abortLocal(scope, requestId, () => new RequestCancelledError(source, text));
+    if (result.ok) {
+      this.abortLocal(scope, requestId, source, () => new RequestCancelledError(source, text));
+    }
     return result;
   }
 
@@ -386,7 +399,7 @@ export class CancellationRegistry {
    */
   track(id: unknown, scope: string, options?: TrackOptions): Promise<RequestHandle> {
     const requestId = normalizeRequestId(id);
-    const handle = new LocalRequestHandle(scope, requestId ?? null, options?.lifetime);
+    const handle = new LocalRequestHandle(scope, requestId ?? null, options);
     this.registered++;
     if (requestId == null) {
       this.untracked.add(handle);
@@ -545,17 +558,31 @@ export class CancellationRegistry {
     if (this.ownsStore) await this.store.close();
   }
 
-  /** Aborts every registered handle of the key; the error is built only if there is one. */
-  private abortLocal(scope: string, requestId: string, reason: () => RequestCancelledError): void {
+  /**
+   * Aborts every registered handle of the key that `source` may reach (a notification never
+   * reaches a handle tracked with `notifiable: false`); the error is built only if needed.
+   */
+  private abortLocal(
+    scope: string,
+    requestId: string,
+    source: CancellationSource,
+    reason: () => RequestCancelledError,
+  ): void {
     const slot = this.handles.get(scope)?.get(requestId);
     if (slot === undefined) return;
-    const error = reason();
+    const byNotification = source === "notification";
     if (slot instanceof LocalRequestHandle) {
-      slot.abort(error);
+      if (byNotification && !slot.notifiable) return;
+      slot.abort(reason());
       return;
     }
+    let error: RequestCancelledError | null = null;
     // A copy: an abort listener may untrack (and so splice) synchronously.
-    for (const handle of [...slot]) handle.abort(error);
+    for (const handle of [...slot]) {
+      if (byNotification && !handle.notifiable) continue;
+      error ??= reason();
+      handle.abort(error);
+    }
   }
 
   private addLocal(handle: LocalRequestHandle, scope: string, requestId: string): void {

@@ -140,11 +140,11 @@ export class HttpExchange implements ResponseSink {
     return this.drained();
   }
 
-  respond(json: string, status = 200): void {
+  respond(json: string, status = 200, headers?: Readonly<Record<string, string>>): void {
     if (this.state === DONE) return;
     if (this.state === PENDING && (this.jsonAccepted || status !== 200)) {
       this.finish(status);
-      writeJson(this.res, status, json, this.sessionId);
+      writeJson(this.res, status, json, this.sessionId, headers);
       return;
     }
     // A client that accepts only event streams gets the answer as a one-event stream.

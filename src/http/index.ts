@@ -32,4 +32,4 @@ export {
   SCOPE_LIMIT,
   ScopeLimiter,
 } from "./scope-limiter.js";
-export { failResponse, writeEmpty, writeJson, writeRpcError } from "./write-response.js";
+export { failResponse, writeEmpty, writeJson } from "./write-response.js";

@@ -8,7 +8,7 @@ import { ErrorCode } from "../errors.js";
 import { errorResponseJson } from "../protocol/index.js";
 
 /**
- * Writes a complete JSON response.
+ * Writes a complete JSON response, with the session id header and `extra` headers when given.
  *
  * @example
  * ```ts
@@ -20,8 +20,11 @@ export function writeJson(
   status: number,
   json: string,
   sessionId: string | null = null,
+  extra?: Readonly<Record<string, string>>,
 ): void {
+  // Extra headers first, so none of them can replace the type, length or security headers.
   const headers: Record<string, string | number> = {
+    ...extra,
     "content-type": "application/json",
     "content-length": Buffer.byteLength(json),
     "cache-control": "no-store",
@@ -31,28 +34,6 @@ export function writeJson(
   if (sessionId !== null) headers["mcp-session-id"] = sessionId;
   res.writeHead(status, headers);
   res.end(json);
-}
-
-/**
- * Writes a JSON-RPC error response (id `null`) with an HTTP status, plus optional extra headers.
- *
- * @example
- * ```ts
- * writeRpcError(res, 415, ErrorCode.InvalidRequest, "Content-Type must be application/json");
- * ```
- */
-export function writeRpcError(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  extraHeaders?: Readonly<Record<string, string>>,
-): void {
-  const json = errorResponseJson(null, code, message);
-  if (extraHeaders !== undefined) {
-    for (const name in extraHeaders) res.setHeader(name, extraHeaders[name] as string);
-  }
-  writeJson(res, status, json);
 }
 
 /**

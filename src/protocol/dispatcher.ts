@@ -42,10 +42,22 @@ export interface RequestMeta {
   readonly logLevel: LoggingLevel | null;
 }
 
+/**
+ * What {@link SessionHooks.create} resolves: the new session's id, or why none was created —
+ * `"scope-full"` (the creating scope holds its quota: 429) or `"full"` (503).
+ */
+export type SessionCreation =
+  | { readonly id: string }
+  | { readonly id: null; readonly refused: "full" | "scope-full" };
+
 /** Session operations the protocol needs (the transport owns the store). */
 export interface SessionHooks {
-  /** Mints and stores a session; resolves its id, or null when the store is full. */
-  create(principalId: string | null, protocolVersion: string): Promise<string | null>;
+  /** Mints and stores a session created by `creatorScope` (the `initialize`'s scope). */
+  create(
+    principalId: string | null,
+    protocolVersion: string,
+    creatorScope: string,
+  ): Promise<SessionCreation>;
   setLogLevel(sessionId: string, level: LoggingLevel): Promise<void>;
 }
 
@@ -92,6 +104,11 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 const EMPTY_RESULT = "{}";
+const STORE_FULL: SessionCreation = { id: null, refused: "full" };
+const TOO_MANY_SESSIONS =
+  "Too many sessions for this client; end one (DELETE) or let one expire, then retry.";
+/** A session quota frees when one of the creator's sessions ends or idles out: not within 1 s. */
+const SESSION_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "60" };
 const PARAMS_NOT_OBJECT = "params must be an object";
 const noop = (): void => {};
 
@@ -257,7 +274,10 @@ export class Dispatcher implements ToolCallHost {
     }
     let handle: RequestHandle;
     try {
-      handle = await this.registry.track(id, meta.scope, { lifetime: sink.lifetime });
+      handle = await this.registry.track(id, meta.scope, {
+        lifetime: sink.lifetime,
+        notifiable: false,
+      });
     } catch {
       sink.respond(internalErrorJson(id));
       return;
@@ -459,12 +479,18 @@ export class Dispatcher implements ToolCallHost {
       return this.finish(handle, id, meta.scope, sink, json);
     }
     if (this.sessions !== null && meta.sessionId === null) {
-      let sessionId: string | null = null;
+      let created: SessionCreation;
       try {
-        sessionId = await this.sessions.create(meta.principal?.id ?? null, version);
+        created = await this.sessions.create(meta.principal?.id ?? null, version, meta.scope);
       } catch {
-        sessionId = null;
+        created = STORE_FULL;
       }
+      if (created.id === null && created.refused === "scope-full") {
+        // The creator's own quota, not the server's: 429, like the per-scope request bound.
+        const json = errorResponseJson(id, ErrorCode.ServerError, TOO_MANY_SESSIONS);
+        return this.finish(handle, id, meta.scope, sink, json, 429, SESSION_RETRY_AFTER);
+      }
+      const sessionId = created.id;
       if (sessionId === null) {
         const json = errorResponseJson(
           id,
@@ -510,13 +536,14 @@ export class Dispatcher implements ToolCallHost {
     sink: ResponseSink,
     json: string,
     status = 200,
+    headers?: Readonly<Record<string, string>>,
   ): Promise<void> {
     try {
       await this.registry.untrack(handle);
     } catch {
       // The janitor's sweep removes an entry a failing store kept.
     }
-    sink.respond(json, status);
+    sink.respond(json, status, headers);
     if (handle.requestId !== null) this.registry.clear(id, scope).catch(noop);
   }
 }

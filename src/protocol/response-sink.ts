@@ -33,8 +33,12 @@ export interface ResponseSink {
   readonly lifetime: HandleLifetime;
   /** Sends a notification (JSON text). Resolves when written or dropped; never rejects. */
   notify(json: string): Promise<void>;
-  /** Sends the final response (JSON text) and ends the exchange; ignored once ended. */
-  respond(json: string, status?: number): void;
+  /**
+   * Sends the final response (JSON text) and ends the exchange; ignored once ended. `status`
+   * (default 200) and `headers` (e.g. `www-authenticate` on a 403) apply to a plain JSON answer;
+   * once a stream is open the answer is its last event and both are ignored.
+   */
+  respond(json: string, status?: number, headers?: Readonly<Record<string, string>>): void;
   /**
    * Ends a cancelled exchange promptly: a stream is ended without a response; a JSON exchange
    * still waiting answers `json` (the -32800 error). Ignored once ended.

@@ -38,7 +38,7 @@ if tonumber(ARGV[2]) >= 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2])
   and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'id', ARGV[1], 'principalId', ARGV[3], 'protocolVersion', ARGV[4],
-  'createdAt', ARGV[5], 'lastSeenAt', ARGV[6], 'logLevel', ARGV[7])
+  'createdAt', ARGV[5], 'lastSeenAt', ARGV[6], 'logLevel', ARGV[7], 'creatorScope', ARGV[8])
 redis.call('ZADD', KEYS[1], ARGV[6], ARGV[1])
 return 1
 `;
@@ -173,6 +173,7 @@ export class RedisSessionStore implements SessionStore {
           String(record.createdAt),
           String(record.lastSeenAt),
           encode(record.logLevel),
+          record.creatorScope,
         ),
       1,
     );
@@ -192,6 +193,7 @@ export class RedisSessionStore implements SessionStore {
     return {
       id,
       principalId: decode(fields.get("principalId")),
+      creatorScope: fields.get("creatorScope") ?? "",
       protocolVersion: fields.get("protocolVersion") ?? "",
       createdAt: Number(fields.get("createdAt")),
       lastSeenAt: Number(fields.get("lastSeenAt")),

@@ -151,24 +151,28 @@ class ConduitMcpServer implements McpServer {
     if (options.sessions !== null) {
       const store =
         options.sessions.store ??
-        new MemorySessionStore({ maxSessions: options.sessions.maxSessions });
+        new MemorySessionStore({
+          maxSessions: options.sessions.maxSessions,
+          maxSessionsPerScope: options.sessions.maxSessionsPerScope,
+        });
       this.sessionStore = store;
       this.ownsSessionStore = options.sessions.store === undefined;
       const ttlMs = options.sessions.ttlMs;
       this.janitor = new SessionJanitor(store, ttlMs, Math.min(ttlMs, 60_000));
       hooks = {
-        async create(principalId, protocolVersion) {
+        async create(principalId, protocolVersion, creatorScope) {
           const id = mintSessionId();
           const now = Date.now();
           const outcome = await store.create({
             id,
             principalId,
+            creatorScope,
             protocolVersion,
             createdAt: now,
             lastSeenAt: now,
             logLevel: null,
           });
-          return outcome === "created" ? id : null;
+          return outcome === "created" ? { id } : { id: null, refused: outcome };
         },
         async setLogLevel(sessionId, level) {
           await store.setLogLevel(sessionId, level);

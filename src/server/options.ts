@@ -15,8 +15,16 @@ import type { SessionStore } from "../sessions/index.js";
 
 /** Session options (2025-era `Mcp-Session-Id`). */
 export interface SessionOptions {
-  /** Most sessions held at once; `initialize` gets 503 beyond. Default 100 000. */
+  /**
+   * Most sessions held at once. At the bound a new session evicts the least recently used
+   * session of the creating scope that holds the most (never refused for it). Default 100 000.
+   */
   readonly maxSessions?: number;
+  /**
+   * Most sessions one creating scope (the principal, else the client's IP bucket) may hold;
+   * beyond, `initialize` is refused: HTTP 429, `Retry-After: 60`, JSON-RPC -32000. Default 64.
+   */
+  readonly maxSessionsPerScope?: number;
   /** Idle time after which the janitor removes a session. Default 30 min. */
   readonly ttlMs?: number;
   /** A custom store (e.g. shared); default a {@link MemorySessionStore} of `maxSessions`. */
@@ -121,6 +129,7 @@ export interface ResolvedOptions {
   readonly path: string;
   readonly sessions: {
     readonly maxSessions: number;
+    readonly maxSessionsPerScope: number;
     readonly ttlMs: number;
     readonly store: SessionStore | undefined;
   } | null;
@@ -149,6 +158,7 @@ export const DEFAULTS = Object.freeze({
   name: "conduit-mcp",
   path: "/mcp",
   maxSessions: 100_000,
+  maxSessionsPerScope: 64,
   sessionTtlMs: 30 * 60_000,
   maxBodyBytes: 1_048_576,
   maxConcurrentRequestsPerScope: 64,
@@ -227,6 +237,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
   if (s === true) {
     sessions = {
       maxSessions: DEFAULTS.maxSessions,
+      maxSessionsPerScope: DEFAULTS.maxSessionsPerScope,
       ttlMs: DEFAULTS.sessionTtlMs,
       store: undefined,
     };
@@ -244,6 +255,11 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
         maxSessions,
       );
     }
+    const maxSessionsPerScope = positiveInteger(
+      s.maxSessionsPerScope,
+      "sessions.maxSessionsPerScope",
+      DEFAULTS.maxSessionsPerScope,
+    );
     const ttlMs = s.ttlMs ?? DEFAULTS.sessionTtlMs;
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
       throw new InvalidOptionError("sessions.ttlMs", "a positive integer (ms)", ttlMs);
@@ -255,7 +271,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     ) {
       throw new InvalidOptionError("sessions.store", "a SessionStore", store);
     }
-    sessions = { maxSessions, ttlMs, store };
+    sessions = { maxSessions, maxSessionsPerScope, ttlMs, store };
   } else if (s !== undefined && s !== false) {
     throw new InvalidOptionError("sessions", "a boolean or { maxSessions?, ttlMs?, store? }", s);
   }

@@ -10,6 +10,7 @@
  */
 export {
   DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_SCOPE,
   MemorySessionStore,
   type MemorySessionStoreOptions,
 } from "./memory-session-store.js";

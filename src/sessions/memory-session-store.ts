@@ -1,7 +1,9 @@
 /**
- * The default, single-process {@link SessionStore}: a bounded `Map` (100 000 sessions by default,
- * conduit-behavior.md §7 `:sessions_max_rows`). A full store refuses new sessions (503) rather
- * than evicting live ones, as the original does.
+ * The default, single-process {@link SessionStore}: a `Map` bounded per creating scope first, then
+ * globally. A creator at its own quota is refused (`"scope-full"`); a full store makes room by
+ * evicting the least recently used session of the creator holding the most sessions, so one
+ * address or principal minting sessions can never lock other tenants out (a global cap alone
+ * would be a cross-tenant denial of service).
  */
 import { InvalidOptionError } from "../errors.js";
 import type { SessionCreateOutcome, SessionRecord, SessionStore } from "./session-store.js";
@@ -9,10 +11,18 @@ import type { SessionCreateOutcome, SessionRecord, SessionStore } from "./sessio
 /** Default maximum number of sessions. */
 export const DEFAULT_MAX_SESSIONS = 100_000;
 
+/** Default maximum number of sessions one creating scope may hold. */
+export const DEFAULT_MAX_SESSIONS_PER_SCOPE = 64;
+
 /** Options of {@link MemorySessionStore}. */
 export interface MemorySessionStoreOptions {
-  /** Maximum sessions held (a positive integer, 0 to refuse all, or Infinity). */
+  /**
+   * Maximum sessions held (a non-negative integer or Infinity; 0 refuses all). At the bound a
+   * new session evicts the least recently used session of the largest creating scope.
+   */
   readonly maxSessions?: number;
+  /** Maximum sessions one creating scope holds; beyond, `create` is refused. Default 64. */
+  readonly maxSessionsPerScope?: number;
   /** Clock for tests. */
   readonly clock?: () => number;
 }
@@ -20,6 +30,7 @@ export interface MemorySessionStoreOptions {
 interface MutableSession {
   id: string;
   principalId: string | null;
+  creatorScope: string;
   protocolVersion: string;
   createdAt: number;
   lastSeenAt: number;
@@ -31,33 +42,49 @@ interface MutableSession {
  *
  * @example
  * ```ts
- * const store = new MemorySessionStore({ maxSessions: 10 });
- * await store.create({ id, principalId: null, protocolVersion: "2025-11-25", createdAt: Date.now(), lastSeenAt: Date.now(), logLevel: null });
+ * const store = new MemorySessionStore({ maxSessions: 10, maxSessionsPerScope: 2 });
+ * await store.create({ id, principalId: null, creatorScope: "ip:203.0.113.7", protocolVersion: "2025-11-25", createdAt: Date.now(), lastSeenAt: Date.now(), logLevel: null });
  * ```
  */
 export class MemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, MutableSession>();
+  /** creator scope → its sessions. */
+  private readonly byScope = new Map<string, Set<MutableSession>>();
+  /**
+   * count → the scopes holding exactly that many sessions, so that the largest scope is found in
+   * O(1): counts move by one, so the largest count only ever moves by one too.
+   */
+  private readonly byCount = new Map<number, Set<string>>();
+  private largest = 0;
   private readonly maxSessions: number;
+  private readonly maxPerScope: number;
   private readonly clock: () => number;
 
   constructor(options: MemorySessionStoreOptions = {}) {
-    const max = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
-    if (!(max === Number.POSITIVE_INFINITY || (Number.isSafeInteger(max) && max >= 0))) {
-      throw new InvalidOptionError(
-        "sessions.maxSessions",
-        "a non-negative integer or Infinity",
-        max,
-      );
-    }
-    this.maxSessions = max;
+    this.maxSessions = bound("sessions.maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
+    this.maxPerScope = bound(
+      "sessions.maxSessionsPerScope",
+      options.maxSessionsPerScope,
+      DEFAULT_MAX_SESSIONS_PER_SCOPE,
+    );
     this.clock = options.clock ?? Date.now;
   }
 
   create(record: SessionRecord): Promise<SessionCreateOutcome> {
-    if (this.sessions.size >= this.maxSessions && !this.sessions.has(record.id)) {
-      return Promise.resolve("full");
+    const existing = this.sessions.get(record.id);
+    if (existing !== undefined) this.remove(existing);
+    if (this.maxSessions === 0) return Promise.resolve("full");
+    if (this.count(record.creatorScope) >= this.maxPerScope) return Promise.resolve("scope-full");
+    if (this.sessions.size >= this.maxSessions) this.evictOne();
+    const session: MutableSession = { ...record };
+    this.sessions.set(session.id, session);
+    let own = this.byScope.get(session.creatorScope);
+    if (own === undefined) {
+      own = new Set();
+      this.byScope.set(session.creatorScope, own);
     }
-    this.sessions.set(record.id, { ...record });
+    own.add(session);
+    this.moveCount(session.creatorScope, own.size - 1, own.size);
     return Promise.resolve("created");
   }
 
@@ -75,14 +102,17 @@ export class MemorySessionStore implements SessionStore {
   }
 
   delete(id: string): Promise<boolean> {
-    return Promise.resolve(this.sessions.delete(id));
+    const session = this.sessions.get(id);
+    if (session === undefined) return Promise.resolve(false);
+    this.remove(session);
+    return Promise.resolve(true);
   }
 
   cleanup(ttlMs: number, now: number): Promise<number> {
     let removed = 0;
-    for (const [id, session] of this.sessions) {
+    for (const session of [...this.sessions.values()]) {
       if (now - session.lastSeenAt > ttlMs) {
-        this.sessions.delete(id);
+        this.remove(session);
         removed++;
       }
     }
@@ -95,6 +125,62 @@ export class MemorySessionStore implements SessionStore {
 
   close(): Promise<void> {
     this.sessions.clear();
+    this.byScope.clear();
+    this.byCount.clear();
+    this.largest = 0;
     return Promise.resolve();
   }
+
+  private count(scope: string): number {
+    return this.byScope.get(scope)?.size ?? 0;
+  }
+
+  /** Evicts the least recently used session of the scope holding the most. */
+  private evictOne(): void {
+    const scope = this.byCount.get(this.largest)?.values().next().value;
+    const own = scope === undefined ? undefined : this.byScope.get(scope);
+    if (own === undefined) return;
+    let oldest: MutableSession | undefined;
+    for (const session of own) {
+      if (oldest === undefined || session.lastSeenAt < oldest.lastSeenAt) oldest = session;
+    }
+    if (oldest !== undefined) this.remove(oldest);
+  }
+
+  private remove(session: MutableSession): void {
+    this.sessions.delete(session.id);
+    const own = this.byScope.get(session.creatorScope);
+    if (own === undefined || !own.delete(session)) return;
+    if (own.size === 0) this.byScope.delete(session.creatorScope);
+    this.moveCount(session.creatorScope, own.size + 1, own.size);
+  }
+
+  /** Moves `scope` from the `from` bucket to the `to` bucket (counts differ by one). */
+  private moveCount(scope: string, from: number, to: number): void {
+    if (from > 0) {
+      const bucket = this.byCount.get(from);
+      bucket?.delete(scope);
+      if (bucket !== undefined && bucket.size === 0) {
+        this.byCount.delete(from);
+        if (this.largest === from && to < from) this.largest = to;
+      }
+    }
+    if (to > 0) {
+      let bucket = this.byCount.get(to);
+      if (bucket === undefined) {
+        bucket = new Set();
+        this.byCount.set(to, bucket);
+      }
+      bucket.add(scope);
+      if (to > this.largest) this.largest = to;
+    }
+  }
+}
+
+function bound(option: string, value: number | undefined, fallback: number): number {
+  const max = value ?? fallback;
+  if (!(max === Number.POSITIVE_INFINITY || (Number.isSafeInteger(max) && max >= 0))) {
+    throw new InvalidOptionError(option, "a non-negative integer or Infinity", max);
+  }
+  return max;
 }

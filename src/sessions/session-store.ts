@@ -1,6 +1,8 @@
 /**
- * The session store contract (2025-era `Mcp-Session-Id`, mcp-protocol.md A.3). Asynchronous so
- * that a shared store (Redis, issue 5) can implement it; the memory store is the default.
+ * The session store contract (2025-era `Mcp-Session-Id`,
+ * https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management).
+ * Asynchronous so that a shared store (`RedisSessionStore`) can implement it; the memory store
+ * is the default. `test/sessions/session-store-contract.ts` is the suite every store passes.
  */
 
 /** One session as stored. */
@@ -9,6 +11,11 @@ export interface SessionRecord {
   readonly id: string;
   /** The principal that created it (null without auth): another principal cannot use it. */
   readonly principalId: string | null;
+  /**
+   * The scope of the `initialize` that created it (`principal:…` or `ip:…`): sessions are
+   * bounded per creator, and a session's requests count against its creator's bounds too.
+   */
+  readonly creatorScope: string;
   /** The protocol revision negotiated by its `initialize`. */
   readonly protocolVersion: string;
   /** When it was created, ms since the epoch. */
@@ -19,8 +26,12 @@ export interface SessionRecord {
   readonly logLevel: string | null;
 }
 
-/** The outcome of {@link SessionStore.create}. */
-export type SessionCreateOutcome = "created" | "full";
+/**
+ * The outcome of {@link SessionStore.create}: `"scope-full"` when the creator's scope holds its
+ * quota already (the only refusal of a live store: the global bound evicts instead), `"full"`
+ * when the store refuses every session (a bound of 0).
+ */
+export type SessionCreateOutcome = "created" | "full" | "scope-full";
 
 /**
  * Where sessions live.
@@ -28,11 +39,15 @@ export type SessionCreateOutcome = "created" | "full";
  * @example
  * ```ts
  * const store: SessionStore = new MemorySessionStore({ maxSessions: 1000 });
- * if ((await store.create(record)) === "full") reply(503);
+ * if ((await store.create(record)) === "scope-full") reply(429);
  * ```
  */
 export interface SessionStore {
-  /** Stores a new session unless the store holds its maximum already. */
+  /**
+   * Stores a new session: refused (`"scope-full"`) when `record.creatorScope` holds the per-scope
+   * bound; at the global bound the least recently used session of the creating scope holding the
+   * most sessions is evicted to make room. Re-creating an existing id replaces it.
+   */
   create(record: SessionRecord): Promise<SessionCreateOutcome>;
   /** The session, refreshed (`lastSeenAt = now`), or undefined when unknown or expired. */
   get(id: string): Promise<SessionRecord | undefined>;

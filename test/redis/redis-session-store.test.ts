@@ -16,6 +16,7 @@ function session(id: string, at: number): SessionRecord {
   return {
     id,
     principalId: null,
+    creatorScope: "ip:127.0.0.1",
     protocolVersion: "2025-11-25",
     createdAt: at,
     lastSeenAt: at,

@@ -9,23 +9,23 @@ import {
   SessionJanitor,
 } from "../../src/sessions/index.js";
 
-const record = (id: string, at: number) => ({
-  id,
-  principalId: null,
-  protocolVersion: "2025-11-25",
-  createdAt: at,
-  lastSeenAt: at,
-  logLevel: null,
-});
+import { runSessionStoreContract, sessionRecord } from "./session-store-contract.js";
+
+const record = (id: string, at: number) => sessionRecord(id, "ip:127.0.0.1", at);
+
+runSessionStoreContract("MemorySessionStore", async (options) => new MemorySessionStore(options));
 
 describe("MemorySessionStore", () => {
-  test("is bounded: a full store refuses new sessions", async () => {
-    const store = new MemorySessionStore({ maxSessions: 2 });
-    assert.equal(await store.create(record("a", 0)), "created");
-    assert.equal(await store.create(record("b", 0)), "created");
-    assert.equal(await store.create(record("c", 0)), "full");
-    assert.equal(await store.size(), 2);
-    assert.equal(await new MemorySessionStore({ maxSessions: 0 }).create(record("x", 0)), "full");
+  test("a creator evicted down to one session can always create again (no stale counts)", async () => {
+    const store = new MemorySessionStore({ maxSessions: 2, maxSessionsPerScope: 2 });
+    for (let i = 0; i < 50; i++) {
+      const scope = `ip:192.0.2.${i % 3}`;
+      assert.equal(await store.create(sessionRecord(`s${i}`, scope, i)), "created");
+      assert.ok((await store.size()) <= 2);
+    }
+    for (let i = 0; i < 50; i++) await store.delete(`s${i}`);
+    assert.equal(await store.size(), 0);
+    assert.equal(await store.create(sessionRecord("again", "ip:192.0.2.0", 99)), "created");
   });
 
   test("get refreshes lastSeenAt; cleanup removes sessions idle strictly longer than the TTL", async () => {
@@ -51,9 +51,10 @@ describe("MemorySessionStore", () => {
     assert.equal(await store.delete("s"), false);
   });
 
-  test("bad maxSessions throws", () => {
-    for (const maxSessions of [-1, 1.5, Number.NaN]) {
-      assert.throws(() => new MemorySessionStore({ maxSessions }), InvalidOptionError);
+  test("bad maxSessions or maxSessionsPerScope throws", () => {
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      assert.throws(() => new MemorySessionStore({ maxSessions: bad }), InvalidOptionError);
+      assert.throws(() => new MemorySessionStore({ maxSessionsPerScope: bad }), InvalidOptionError);
     }
   });
 

@@ -1,0 +1,147 @@
+/**
+ * Cross-tenant abuse on loopback: a second client behind the same address (127.0.0.1) is another
+ * tenant's neighbour, never its owner; 127.0.0.2 is a client on another address.
+ */
+import assert from "node:assert/strict";
+import { request } from "node:http";
+import { describe, test } from "node:test";
+
+import { createMcpServer } from "../../src/server/index.js";
+import { callBody, cancelBody, probes, rpc, testTools, until } from "../server/fixtures.js";
+
+const V = "2026-07-28";
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": V,
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+function initializeBody(id: number) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "tenant", version: "1.0.0" },
+    },
+  };
+}
+
+/** One POST from a chosen loopback source address; resolves status, headers and body. */
+export function postFrom(
+  url: string,
+  localAddress: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: "POST",
+      localAddress,
+      agent: false,
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...headers,
+      },
+    });
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe("cross-tenant: 2025-era cancels never reach 2026-07-28 calls", () => {
+  test("a notifications/cancelled sweep from the same address stops none of another client's modern calls", async () => {
+    const server = createMcpServer({ tools: testTools() });
+    const { url } = await server.listen();
+    try {
+      // Client A: five modern tools/call with ids 1..5, each sleeping 600 ms.
+      const calls = [1, 2, 3, 4, 5].map((id) =>
+        rpc(
+          url,
+          {
+            ...callBody(id, "sleep", { ms: 600, tag: `modern-${id}` }),
+            params: {
+              name: "sleep",
+              arguments: { ms: 600, tag: `modern-${id}` },
+              _meta: MODERN_META,
+            },
+          },
+          { "mcp-protocol-version": V, "mcp-method": "tools/call", "mcp-name": "sleep" },
+        ),
+      );
+      await until(() => [1, 2, 3, 4, 5].every((id) => probes.has(`modern-${id}`)), 3000);
+      // Client B, same address, 2025 era (no session: the same ip: scope): sweeps ids 1..20.
+      for (let id = 1; id <= 20; id++) {
+        const answer = await rpc(url, cancelBody(id, "sweep"));
+        assert.equal(answer.status, 202);
+      }
+      const answers = await Promise.all(calls);
+      for (const [index, answer] of answers.entries()) {
+        assert.equal(answer.status, 200, answer.text);
+        assert.match(answer.text, /slept 600 ms/, `modern call ${index + 1} ran to its end`);
+        assert.equal(probes.get(`modern-${index + 1}`)?.abortedAt, null);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("cross-tenant: sessions are bounded per creating scope", () => {
+  test("a creator at its quota gets 429 + Retry-After; another address still gets sessions", async () => {
+    const server = createMcpServer({
+      tools: testTools(),
+      sessions: { maxSessionsPerScope: 2, maxSessions: 3 },
+    });
+    const { url } = await server.listen();
+    try {
+      const a1 = await postFrom(url, "127.0.0.1", initializeBody(1));
+      const a2 = await postFrom(url, "127.0.0.1", initializeBody(2));
+      assert.equal(a1.status, 200);
+      assert.equal(a2.status, 200);
+      const refused = await postFrom(url, "127.0.0.1", initializeBody(3));
+      assert.equal(refused.status, 429, refused.text);
+      assert.equal(refused.headers["retry-after"], "60");
+      const error = JSON.parse(refused.text);
+      assert.equal(error.id, 3);
+      assert.equal(error.error.code, -32000);
+      assert.equal(refused.headers["mcp-session-id"], undefined);
+      // The global bound (3) evicts rather than refuses: 127.0.0.2 gets its sessions, and the
+      // one evicted belongs to the largest creator (127.0.0.1), never to 127.0.0.2 itself.
+      const b1 = await postFrom(url, "127.0.0.2", initializeBody(4));
+      const b2 = await postFrom(url, "127.0.0.2", initializeBody(5));
+      assert.equal(b1.status, 200, b1.text);
+      assert.equal(b2.status, 200, b2.text);
+      const alive = async (id: unknown, from: string) =>
+        (
+          await postFrom(
+            url,
+            from,
+            { jsonrpc: "2.0", id: 9, method: "ping" },
+            {
+              "mcp-session-id": String(id),
+            },
+          )
+        ).status;
+      assert.equal(await alive(b1.headers["mcp-session-id"], "127.0.0.2"), 200);
+      assert.equal(await alive(b2.headers["mcp-session-id"], "127.0.0.2"), 200);
+      const survivors = [
+        await alive(a1.headers["mcp-session-id"], "127.0.0.1"),
+        await alive(a2.headers["mcp-session-id"], "127.0.0.1"),
+      ];
+      assert.deepEqual(survivors.sort(), [200, 404], "127.0.0.1 lost one session to make room");
+    } finally {
+      await server.close();
+    }
+  });
+});
