@@ -1,7 +1,8 @@
 /**
  * The default, single-process {@link SessionStore}: a `Map` bounded per creating scope first, then
  * globally. A creator at its own quota is refused (`"scope-full"`); a full store makes room by
- * evicting the least recently used session of the creator holding the most sessions, so one
+ * evicting the least recently used session of the creator holding the most sessions (among
+ * equals, of the creator that reached that count last), so one
  * address or principal minting sessions can never lock other tenants out (a global cap alone
  * would be a cross-tenant denial of service).
  */
@@ -54,7 +55,7 @@ export class MemorySessionStore implements SessionStore {
    * count → the scopes holding exactly that many sessions, so that the largest scope is found in
    * O(1): counts move by one, so the largest count only ever moves by one too.
    */
-  private readonly byCount = new Map<number, Set<string>>();
+  private readonly byCount = new Map<number, Bucket>();
   private largest = 0;
   private readonly maxSessions: number;
   private readonly maxPerScope: number;
@@ -135,9 +136,14 @@ export class MemorySessionStore implements SessionStore {
     return this.byScope.get(scope)?.size ?? 0;
   }
 
-  /** Evicts the least recently used session of the scope holding the most. */
+  /**
+   * Evicts the least recently used session of the scope holding the most; among scopes holding
+   * equally many, of the one that reached that count last. So an address rotating through many
+   * scopes (one session each) evicts its own newest sessions, never an established client's.
+   * Amortised O(1) to find the scope, then a scan of its sessions (at most the per-scope bound).
+   */
   private evictOne(): void {
-    const scope = this.byCount.get(this.largest)?.values().next().value;
+    const scope = this.byCount.get(this.largest)?.newest();
     const own = scope === undefined ? undefined : this.byScope.get(scope);
     if (own === undefined) return;
     let oldest: MutableSession | undefined;
@@ -160,7 +166,7 @@ export class MemorySessionStore implements SessionStore {
     if (from > 0) {
       const bucket = this.byCount.get(from);
       bucket?.delete(scope);
-      if (bucket !== undefined && bucket.size === 0) {
+      if (bucket !== undefined && bucket.members.size === 0) {
         this.byCount.delete(from);
         if (this.largest === from && to < from) this.largest = to;
       }
@@ -168,12 +174,45 @@ export class MemorySessionStore implements SessionStore {
     if (to > 0) {
       let bucket = this.byCount.get(to);
       if (bucket === undefined) {
-        bucket = new Set();
+        bucket = new Bucket();
         this.byCount.set(to, bucket);
       }
       bucket.add(scope);
       if (to > this.largest) this.largest = to;
     }
+  }
+}
+
+/**
+ * The scopes holding one count of sessions, in the order they reached it. A `Set` keeps that
+ * order but has no cheap last element, so a stack of entries is kept beside it; entries of scopes
+ * that left are skipped lazily when the newest is asked for, and the stack is rebuilt from the
+ * set once stale entries outnumber live ones (each entry is pushed and dropped once: O(1)
+ * amortised).
+ */
+class Bucket {
+  readonly members = new Set<string>();
+  private entries: string[] = [];
+
+  add(scope: string): void {
+    this.members.add(scope);
+    this.entries.push(scope);
+    if (this.entries.length > 2 * this.members.size + 16) this.entries = [...this.members];
+  }
+
+  delete(scope: string): void {
+    this.members.delete(scope);
+  }
+
+  /** The member that entered last. */
+  newest(): string | undefined {
+    const entries = this.entries;
+    while (entries.length > 0) {
+      const top = entries[entries.length - 1] as string;
+      if (this.members.has(top)) return top;
+      entries.pop();
+    }
+    return undefined;
   }
 }
 

@@ -74,7 +74,7 @@ function postOnce(
 }
 
 describe("cancel and session flood from 50 anonymous scopes", () => {
-  test("the victim's cancel is recorded and aborts its call; its session works; the full store answers 503", async () => {
+  test("the victim's cancel is recorded and aborts its call; a full store evicts rather than refuses", async () => {
     // A small global row cap: the flood's rows overflow it, so eviction runs during the attack.
     const registry = new CancellationRegistry({ maxRows: 100, janitor: false });
     // The victim's tool ignores its signal until the test lets it go: it cannot finish before
@@ -172,21 +172,16 @@ describe("cancel and session flood from 50 anonymous scopes", () => {
       await flood;
       // Every flood cancel was accepted (202) or, past a scope's row cap, refused in its own scope.
       assert.ok(statuses.cancel.every((status) => status === 202 || status === 200));
-      // The session store filled: the victim's session plus MAX_SESSIONS - 1 of the flood's; the
-      // rest of the flood's initializes got 503.
-      const created = statuses.initialize.filter((status) => status === 200).length;
-      const refused = statuses.initialize.filter((status) => status === 503).length;
-      assert.equal(created, MAX_SESSIONS - 1);
-      assert.equal(refused, SCOPES * 2 - created);
-      // The victim, holding a session, keeps working; a newcomer cannot get one.
-      const ping = await rpc(url, { jsonrpc: "2.0", id: "p", method: "ping" }, victim);
-      assert.equal(ping.status, 200);
-      const newcomer = await rpc(url, INIT, { "x-forwarded-for": "198.51.100.201" });
-      assert.equal(newcomer.status, 503);
-      assert.equal(
-        newcomer.json.error.message,
-        "Session store unavailable; the server cannot accept new sessions right now.",
+      // No initialize was refused: each flooder holds at most 2, far below its per-scope quota,
+      // and the global bound evicts; the store stays at its bound, and a newcomer gets a session.
+      assert.deepEqual(
+        statuses.initialize.filter((status) => status !== 200),
+        [],
+        "every initialize got a session",
       );
+      const newcomer = await rpc(url, INIT, { "x-forwarded-for": "198.51.100.201" });
+      assert.equal(newcomer.status, 200);
+      assert.ok(newcomer.headers.get("mcp-session-id"));
       await until(() => server.concurrency().requests === 0, 3_000, "counters back to 0");
     } finally {
       agent.destroy();

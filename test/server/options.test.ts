@@ -27,6 +27,7 @@ describe("createMcpServer options", () => {
     assert.equal(options.metrics, false);
     assert.deepEqual(resolveOptions({ tools: [], sessions: true }).sessions, {
       maxSessions: 100_000,
+      maxSessionsPerScope: 64,
       ttlMs: 1_800_000,
       store: undefined,
     });

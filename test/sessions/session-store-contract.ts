@@ -129,6 +129,26 @@ export function runSessionStoreContract(name: string, factory: ContractStoreFact
       });
     });
 
+    it("among creators holding equally many, the one that reached the count last pays", async () => {
+      let now = 0;
+      await withStore({ maxSessions: 3 }, async (store) => {
+        await store.create(sessionRecord("established", "ip:198.51.100.1", 0));
+        await store.create(sessionRecord("other", "ip:198.51.100.2", 1));
+        // A rotating flooder: one session per address, each creator as large as everyone else.
+        for (let i = 0; i < 10; i++) {
+          now = 10 + i;
+          assert.equal(
+            await store.create(sessionRecord(`r${i}`, `ip:192.0.2.${i}`, now)),
+            "created",
+          );
+          assert.notEqual(await store.get("established"), undefined, `kept after r${i}`);
+          assert.notEqual(await store.get("other"), undefined, `kept after r${i}`);
+        }
+        assert.equal(await store.size(), 3);
+        assert.notEqual(await store.get("r9"), undefined, "the flooder's newest is the survivor");
+      });
+    });
+
     it("a bound of 0 refuses every session with full", async () => {
       await withStore({ maxSessions: 0 }, async (store) => {
         assert.equal(await store.create(sessionRecord("x", "ip:203.0.113.7")), "full");
