@@ -1,17 +1,25 @@
 /**
- * Tool definitions. A zod object schema validates and types the arguments and is published as
- * JSON Schema draft 2020-12 (computed once here, never per request); a plain JSON Schema object is
- * published as is and not validated (the conformance scenario json-schema-2020-12 needs its
- * keywords preserved verbatim).
+ * Tool definitions (MCP 2025-11-25 tools: https://modelcontextprotocol.io/specification/2025-11-25/server/tools).
+ * A zod 4 object schema validates and types the arguments and is published as JSON Schema draft
+ * 2020-12 (computed once here, never per request); a plain JSON Schema object is published as is
+ * and not validated (its keywords must reach the client verbatim). An `output` zod object is
+ * published as `outputSchema` and every `structuredContent` is checked against it before it
+ * leaves ("Servers MUST provide structured results that conform to this schema").
  */
 import { z } from "zod";
 
 import { InvalidOptionError } from "../errors.js";
 import { type IsolatedHandler, isIsolatedHandler } from "../isolation/isolated-handler.js";
 import { reflectText } from "../reflect.js";
+import type { HandlerResult } from "./handler-call.js";
 import { isPlainObject } from "./json-rpc.js";
 import { type ParamHeader, paramHeadersOf } from "./param-headers.js";
-import type { ArgumentIssue } from "./primitive.js";
+import {
+  type ArgumentIssue,
+  checkPrimitiveFields,
+  type PrimitiveFields,
+  type VisibilityContext,
+} from "./primitive.js";
 import type { ToolContext } from "./tool-context.js";
 
 /** A JSON Schema object, published as a tool's `inputSchema` without change. */
@@ -41,17 +49,25 @@ export interface ToolResult {
 export type ToolArgs<S> = S extends z.ZodObject ? z.output<S> : Record<string, unknown>;
 
 /** What {@link defineTool} takes. */
-export interface ToolDefinition<S extends z.ZodObject | JsonSchemaObject | undefined> {
+export interface ToolDefinition<
+  S extends z.ZodObject | JsonSchemaObject | undefined,
+  O extends z.ZodObject | undefined = undefined,
+> extends PrimitiveFields {
   /** 1–128 characters of `[A-Za-z0-9_./-]` (MCP 2025-11-25 tool names). */
   readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  /** A zod object (validated, typed) or a JSON Schema object (published as is). */
+  /** A zod 4 object (validated, typed) or a JSON Schema object (published as is). */
   readonly input?: S;
+  /**
+   * A zod 4 object describing `structuredContent`: published as `outputSchema`; a result whose
+   * `structuredContent` does not match becomes an `isError` result (never sent as is). With it,
+   * the handler may return the structured object itself: it is sent as `structuredContent` and,
+   * for older clients, as JSON text.
+   */
+  readonly output?: O;
   readonly annotations?: ToolAnnotations;
   /**
    * Run the tool in a pool worker thread that the stream cancel timeout terminates, so CPU-bound
-   * code that never checks its signal really stops (issue 4): an {@link isolatedHandler}
+   * code that never checks its signal really stops: an {@link isolatedHandler}
    * descriptor naming the module export to run; `handler` is then not needed. `false` (default)
    * runs `handler` on the main thread.
    */
@@ -59,15 +75,19 @@ export interface ToolDefinition<S extends z.ZodObject | JsonSchemaObject | undef
   /**
    * Client capabilities the tool needs (e.g. `{ sampling: {} }`): a 2026-07-28 request whose
    * `_meta` does not declare one of them is refused with 400 / -32021 before the tool runs
-   * (mcp-protocol.md B.3; 2025-era requests carry no per-request capabilities).
+   * (https://modelcontextprotocol.io/specification/2026-07-28/basic#meta; 2025-era requests
+   * carry no per-request capabilities).
    */
   readonly requiredClientCapabilities?: { readonly [capability: string]: object };
   /** Runs the tool; required unless `isolated` names the function to run in a worker. */
   readonly handler?: (
     args: ToolArgs<S>,
     ctx: ToolContext,
-  ) => Promise<ToolResult | string> | ToolResult | string;
+  ) => Promise<ToolReturn<O>> | ToolReturn<O>;
 }
+
+/** What a handler returns: a result, a string (one text block), or with `output` its object. */
+export type ToolReturn<O> = ToolResult | string | (O extends z.ZodObject ? z.input<O> : never);
 
 export type { ArgumentIssue } from "./primitive.js";
 
@@ -79,8 +99,10 @@ export type ArgumentCheck =
 /** A defined tool, ready for `createMcpServer({ tools })`. */
 export interface Tool {
   readonly name: string;
-  /** The `tools/list` entry (name, title, description, inputSchema, annotations), frozen. */
+  /** The `tools/list` entry (name, title, description, icons, inputSchema, outputSchema, annotations, _meta), frozen. */
   readonly descriptor: { readonly [key: string]: unknown };
+  readonly scopes: readonly string[];
+  readonly visible: ((ctx: VisibilityContext) => boolean) | null;
   readonly isolated: boolean;
   /** The worker function of an isolated tool, else null. */
   readonly isolatedHandler: IsolatedHandler | null;
@@ -90,10 +112,9 @@ export interface Tool {
   readonly paramHeaders: readonly ParamHeader[];
   /** Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
-  readonly handler: (
-    args: never,
-    ctx: ToolContext,
-  ) => Promise<ToolResult | string> | ToolResult | string;
+  /** Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
+  toResult(value: unknown): HandlerResult;
+  readonly handler: (args: never, ctx: ToolContext) => unknown;
 }
 
 /** At most this many issues go back to the client, so a hostile payload cannot inflate the answer. */
@@ -117,13 +138,14 @@ const EMPTY_OBJECT_SCHEMA = Object.freeze({ type: "object" });
  * });
  * ```
  */
-export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined = undefined>(
-  definition: ToolDefinition<S>,
-): Tool {
+export function defineTool<
+  S extends z.ZodObject | JsonSchemaObject | undefined = undefined,
+  O extends z.ZodObject | undefined = undefined,
+>(definition: ToolDefinition<S, O>): Tool {
   if (!isPlainObject(definition)) {
     throw new InvalidOptionError("tool", "an object", definition);
   }
-  const { name, title, description, input, annotations, isolated, handler } = definition;
+  const { name, input, output, annotations, isolated, handler } = definition;
   const required = definition.requiredClientCapabilities;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new InvalidOptionError("tool.name", "1-128 characters of [A-Za-z0-9_./-]", name);
@@ -149,12 +171,7 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
       required,
     );
   }
-  if (title !== undefined && typeof title !== "string") {
-    throw new InvalidOptionError(`tool ${name}: title`, "a string", title);
-  }
-  if (description !== undefined && typeof description !== "string") {
-    throw new InvalidOptionError(`tool ${name}: description`, "a string", description);
-  }
+  const common = checkPrimitiveFields(`tool ${name}`, definition);
   if (annotations !== undefined && !isPlainObject(annotations)) {
     throw new InvalidOptionError(`tool ${name}: annotations`, "an object", annotations);
   }
@@ -164,6 +181,8 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
   if (input === undefined) {
     inputSchema = EMPTY_OBJECT_SCHEMA;
     checkArguments = checkObjectOnly;
+  } else if (looksLikeForeignSchema(input)) {
+    throw new InvalidOptionError(`tool ${name}: input`, ZOD4_ONLY, input);
   } else if (input instanceof z.ZodType) {
     if (!(input instanceof z.ZodObject)) {
       throw new InvalidOptionError(`tool ${name}: input`, "a zod object schema", input);
@@ -173,7 +192,7 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
     );
     const schema = input;
     checkArguments = (args) => checkWithZod(schema, args);
-  } else if (isPlainObject(input)) {
+  } else if (isJsonSchemaObject(input)) {
     inputSchema = input;
     checkArguments = checkObjectOnly;
   } else {
@@ -184,16 +203,38 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
     );
   }
 
-  const descriptor: Record<string, unknown> = { name };
-  if (title !== undefined) descriptor.title = title;
+  let outputSchema: JsonSchemaObject | undefined;
+  let toResult: (value: unknown) => HandlerResult = toPlainResult;
+  if (output !== undefined) {
+    if (looksLikeForeignSchema(output) || !(output instanceof z.ZodObject)) {
+      throw new InvalidOptionError(
+        `tool ${name}: output`,
+        `a zod 4 object schema (${ZOD4_ONLY})`,
+        output,
+      );
+    }
+    outputSchema = Object.freeze(
+      z.toJSONSchema(output, { target: "draft-2020-12", io: "output" }) as JsonSchemaObject,
+    );
+    const schema = output;
+    toResult = (value) => toStructuredResult(schema, value);
+  }
+
+  const { _meta, ...listed } = common.descriptor;
+  const descriptor: Record<string, unknown> = { ...listed };
   // Always present: clients and the conformance suite expect a description string.
-  descriptor.description = description ?? "";
+  descriptor.description = definition.description ?? "";
   descriptor.inputSchema = inputSchema;
+  if (outputSchema !== undefined) descriptor.outputSchema = outputSchema;
   if (annotations !== undefined) descriptor.annotations = { ...annotations };
+  if (_meta !== undefined) descriptor._meta = _meta;
 
   return Object.freeze({
     name,
     descriptor: Object.freeze(descriptor),
+    scopes: common.scopes,
+    visible: common.visible,
+    toResult,
     isolated: isolatedHandler !== null,
     isolatedHandler,
     requiredClientCapabilities:
@@ -204,6 +245,78 @@ export function defineTool<S extends z.ZodObject | JsonSchemaObject | undefined 
     checkArguments,
     handler: (typeof handler === "function" ? handler : runsInWorker) as Tool["handler"],
   });
+}
+
+const ZOD4_ONLY =
+  'zod 4 (import { z } from "zod" with zod >= 4) or a JSON Schema object with type "object"; zod 3 schemas are not supported';
+
+/**
+ * A schema object that is not zod 4: a zod 3 schema (or another validator) carries `_def`,
+ * `parse` or the Standard Schema `~standard` key but is not a zod 4 `ZodType`. Taking it for a
+ * JSON Schema would publish garbage and silently skip validation.
+ */
+function looksLikeForeignSchema(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || value instanceof z.ZodType) return false;
+  return (
+    "_def" in value ||
+    "~standard" in value ||
+    typeof (value as { parse?: unknown }).parse === "function"
+  );
+}
+
+/** A JSON Schema for a tool's arguments: a plain object whose `type` is `"object"`. */
+function isJsonSchemaObject(value: unknown): value is JsonSchemaObject {
+  if (!isPlainObject(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && value.type === "object";
+}
+
+/** A string → one text block; a result object as is; anything else is a tool bug. */
+function toPlainResult(value: unknown): HandlerResult {
+  if (typeof value === "string")
+    return { ok: true, result: { content: [{ type: "text", text: value }] } };
+  if (!isPlainObject(value) || !Array.isArray(value.content)) {
+    return {
+      ok: false,
+      error: new TypeError("a tool returned neither a string nor a CallToolResult"),
+    };
+  }
+  return { ok: true, result: value, isError: value.isError === true };
+}
+
+const INVALID_OUTPUT_TEXT = "The tool's result did not match its output schema.";
+
+/**
+ * With an output schema: a CallToolResult keeps its shape but its `structuredContent` must
+ * match; a bare object is the structured content itself (sent also as JSON text, MCP 2025-11-25
+ * "a tool that returns structured content SHOULD also return the serialized JSON in a TextContent
+ * block"). A mismatch becomes an `isError` result, never the invalid data.
+ */
+function toStructuredResult(schema: z.ZodObject, value: unknown): HandlerResult {
+  if (typeof value === "string") return toPlainResult(value);
+  if (!isPlainObject(value)) return toPlainResult(value);
+  const isResult = Array.isArray(value.content);
+  if (isResult && value.isError === true) return toPlainResult(value);
+  const structured = isResult ? value.structuredContent : value;
+  const parsed = schema.safeParse(structured);
+  if (!parsed.success) {
+    return {
+      ok: true,
+      isError: true,
+      error: new TypeError(
+        `structuredContent does not match the output schema: ${parsed.error.message}`,
+      ),
+      result: { content: [{ type: "text", text: INVALID_OUTPUT_TEXT }], isError: true },
+    };
+  }
+  if (isResult) return { ok: true, result: { ...value, structuredContent: parsed.data } };
+  return {
+    ok: true,
+    result: {
+      content: [{ type: "text", text: JSON.stringify(parsed.data) }],
+      structuredContent: parsed.data,
+    },
+  };
 }
 
 /** The main-thread handler of an isolated tool: never called (the worker runs the tool). */

@@ -1,17 +1,38 @@
 /**
- * Method dispatch for the 2025 era (conduit-behavior.md §2.2): every request method is tracked
- * under the scope fixed before dispatch, runs, then is untracked and its row cleared. Answers go
+ * Method dispatch for both protocol eras. Every request is tracked in the cancellation registry
+ * under the scope fixed before dispatch, runs, then is untracked and its row cleared. Methods live
+ * in an open table ({@link Dispatcher.defineMethod}), each saying which era serves it; answers go
  * through a {@link ResponseSink}, so the same dispatcher serves any transport.
+ *
+ * Wire rules: MCP 2025-11-25 (https://modelcontextprotocol.io/specification/2025-11-25) and
+ * 2026-07-28 (https://modelcontextprotocol.io/specification/2026-07-28): tools, resources,
+ * prompts, completion, pagination and (2026-07-28) caching.
  */
-import type { CancellationRegistry } from "../cancellation/index.js";
+import type { CancellationRegistry, TrackOptions } from "../cancellation/index.js";
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { type CancellationSource, ErrorCode, RequestCancelledError } from "../errors.js";
 import type { Principal } from "../identity/index.js";
-import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
-import { WorkerPool } from "../isolation/worker-pool.js";
+import type { WorkerPool } from "../isolation/worker-pool.js";
 import { reflectText } from "../reflect.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
+import {
+  type CompletionRequest,
+  completionResult,
+  NO_COMPLETIONS,
+  parseCompletionRequest,
+} from "./completion.js";
+import type { Resource } from "./define-resource.js";
+import type { ResourceTemplate } from "./define-resource-template.js";
 import type { Tool } from "./define-tool.js";
+import {
+  HandlerCall,
+  type HandlerCallHost,
+  type HandlerEnd,
+  type HandlerInfo,
+  type HandlerInvocation,
+  type HandlerResult,
+  type ToolOutcome,
+} from "./handler-call.js";
 import {
   errorResponseJson,
   internalErrorJson,
@@ -20,11 +41,14 @@ import {
   type JsonRpcRequest,
   successResponseJson,
 } from "./json-rpc.js";
+import { ListCursors, type ListKind } from "./list-cursor.js";
 import { isLoggingLevel, type LoggingLevel } from "./logging.js";
 import { META_SERVER_INFO, type PresentedParamHeaders } from "./modern-envelope.js";
 import { checkParamHeaders } from "./param-headers.js";
+import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
+import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
+import { isResourceUri, toContents } from "./resource-contents.js";
 import type { ResponseSink } from "./response-sink.js";
-import { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
 import {
   ALL_PROTOCOL_VERSIONS,
   isSupportedProtocolVersion,
@@ -61,27 +85,60 @@ export interface SessionHooks {
   setLogLevel(sessionId: string, level: LoggingLevel): Promise<void>;
 }
 
-/** Receives the outcome of every tool call (metrics). */
+/**
+ * Told about every handler invocation (tools, resource reads, prompt gets, completions): its
+ * start, and its end with outcome, error and cancellation source. Every member is optional.
+ * Observers must not throw; what they throw is ignored.
+ */
 export interface DispatchObserver {
-  toolCall(tool: string, outcome: ToolOutcome): void;
+  /** A tool call ended (metrics per tool). */
+  toolCall?(tool: string, outcome: ToolOutcome): void;
+  /** A handler is about to run. */
+  handlerStarted?(info: HandlerInfo): void;
+  /** A handler ended (answered, failed, was cancelled, or was abandoned: `killed`). */
+  handlerEnded?(info: HandlerInfo, end: HandlerEnd): void;
+}
+
+/** The server's identity as `initialize` and `server/discover` publish it (MCP `Implementation`). */
+export interface ServerIdentity {
+  readonly name: string;
+  readonly version: string;
+  readonly title?: string | undefined;
+  readonly description?: string | undefined;
+  readonly icons?: readonly Icon[] | undefined;
+  readonly websiteUrl?: string | undefined;
 }
 
 /** What {@link Dispatcher} takes. */
-export interface DispatcherOptions {
-  readonly name: string;
-  readonly version: string;
-  readonly tools: readonly Tool[];
+export interface DispatcherOptions extends ServerIdentity {
+  readonly tools?: readonly Tool[] | undefined;
+  readonly resources?: readonly Resource[] | undefined;
+  readonly resourceTemplates?: readonly ResourceTemplate[] | undefined;
+  readonly prompts?: readonly Prompt[] | undefined;
   readonly registry: CancellationRegistry;
   readonly streamCancelTimeoutMs: number;
   readonly cancelOnDisconnect: boolean;
-  readonly observer?: DispatchObserver | null;
-  readonly sessions?: SessionHooks | null;
-  /** Options of the worker pool that isolated tools run in (created on the first isolated call). */
-  readonly workerPool?: WorkerPoolOptions;
-  /** `ttlMs` of the cacheable modern results (`server/discover`, `tools/list`). Default 60 000. */
-  readonly cacheTtlMs?: number;
-  /** `instructions` of `server/discover`, when given. */
-  readonly instructions?: string;
+  readonly observer?: DispatchObserver | null | undefined;
+  readonly sessions?: SessionHooks | null | undefined;
+  /** The server's worker pool for isolated tools, created by its owner on first use. */
+  readonly workerPool?: (() => WorkerPool) | undefined;
+  /** `ttlMs` of the cacheable 2026-07-28 results. Default 60 000. */
+  readonly cacheTtlMs?: number | undefined;
+  /** `instructions` of `initialize` and `server/discover`, when given. */
+  readonly instructions?: string | undefined;
+  /** Items per list page. Default 100. */
+  readonly pageSize?: number | undefined;
+  /** HMAC key of list cursors, shared by every node (absent: a random key per process). */
+  readonly cursorSecret?: string | Uint8Array | undefined;
+  /** Longest resource URI a request may name. Default 8 192 characters. */
+  readonly maxUriLength?: number | undefined;
+  /** Longest value one template variable may match. Default 1 024 characters. */
+  readonly maxTemplateValueLength?: number | undefined;
+  /**
+   * The `WWW-Authenticate` value of a 403 answer to a caller lacking an item's scopes (RFC 6750
+   * §3.1). Default: `Bearer error="insufficient_scope", scope="…"`.
+   */
+  readonly insufficientScopeChallenge?: ((scopes: readonly string[]) => string) | undefined;
 }
 
 /** What a validated 2026-07-28 envelope tells the dispatcher (see modern-envelope.ts). */
@@ -94,14 +151,24 @@ export interface ModernRequestInfo {
   readonly paramHeaders?: PresentedParamHeaders;
 }
 
-/** Methods of the 2025 era this server answers; anything else is -32601. */
-const KNOWN_METHODS: ReadonlySet<string> = new Set([
-  "initialize",
-  "ping",
-  "tools/list",
-  "tools/call",
-  "logging/setLevel",
-]);
+/** One request as a method sees it: already tracked; answered through {@link Dispatcher.answer}. */
+export interface MethodRequest {
+  readonly id: RequestId | null;
+  readonly params: Readonly<Record<string, unknown>> | undefined;
+  readonly meta: RequestMeta;
+  readonly sink: ResponseSink;
+  readonly handle: RequestHandle;
+  /** The 2026-07-28 envelope's facts, or null for a 2025-era request. */
+  readonly modern: ModernRequestInfo | null;
+}
+
+/** One entry of the method table. */
+export interface MethodDefinition {
+  /** Which era serves it: the 2025 session/JSON-RPC era, 2026-07-28, or both. */
+  readonly eras: "2025" | "2026" | "both";
+  /** Handles the request; must answer (or hand it to a handler call). */
+  run(request: MethodRequest): Promise<void>;
+}
 
 const EMPTY_RESULT = "{}";
 const STORE_FULL: SessionCreation = { id: null, refused: "full" };
@@ -113,7 +180,7 @@ const PARAMS_NOT_OBJECT = "params must be an object";
 const noop = (): void => {};
 
 /**
- * Dispatches 2025-era requests and notifications.
+ * Dispatches requests and notifications of both eras.
  *
  * @example
  * ```ts
@@ -122,25 +189,33 @@ const noop = (): void => {};
  * await dispatcher.handleRequest(message, meta, sink);
  * ```
  */
-export class Dispatcher implements ToolCallHost {
+export class Dispatcher implements HandlerCallHost {
   readonly streamCancelTimeoutMs: number;
   readonly cancelOnDisconnect: boolean;
+  /** The served tools, changeable while serving. */
+  readonly tools: PrimitiveCollection<Tool>;
+  /** The served direct resources (keyed by URI). */
+  readonly resources: PrimitiveCollection<Resource>;
+  /** The served resource templates (keyed by URI template). */
+  readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
+  /** The served prompts. */
+  readonly prompts: PrimitiveCollection<Prompt>;
   private readonly registry: CancellationRegistry;
-  private readonly tools: ReadonlyMap<string, Tool>;
   private readonly observer: DispatchObserver | null;
   private readonly sessions: SessionHooks | null;
-  /** `tools/list` never changes: its result is serialised once. */
-  private readonly toolsListJson: string;
+  private readonly methods = new Map<string, MethodDefinition>();
+  private readonly cursors: ListCursors;
+  private readonly pageSize: number;
+  private readonly cacheTtlMs: number;
+  private readonly maxUriLength: number;
+  private readonly maxTemplateValueLength: number;
+  private readonly challenge: (scopes: readonly string[]) => string;
+  private readonly pool: (() => WorkerPool) | null;
   /** The constant tail of every initialize result. */
   private readonly initializeTail: string;
-  private readonly active = new Set<ToolCall>();
-  private readonly bySession = new Map<string, Set<ToolCall>>();
-  /** Modern results, serialised once: they never change while the server runs. */
   private readonly discoverJson: string;
-  private readonly modernToolsListJson: string;
-  private readonly poolOptions: WorkerPoolOptions;
-  private pool: WorkerPool | null = null;
-  private poolClosed = false;
+  private readonly active = new Set<HandlerCall>();
+  private readonly bySession = new Map<string, Set<HandlerCall>>();
 
   constructor(options: DispatcherOptions) {
     this.registry = options.registry;
@@ -148,45 +223,89 @@ export class Dispatcher implements ToolCallHost {
     this.cancelOnDisconnect = options.cancelOnDisconnect;
     this.observer = options.observer ?? null;
     this.sessions = options.sessions ?? null;
-    const tools = new Map<string, Tool>();
-    for (const tool of options.tools) tools.set(tool.name, tool);
-    this.tools = tools;
-    this.toolsListJson = JSON.stringify({ tools: options.tools.map((tool) => tool.descriptor) });
+    this.pool = options.workerPool ?? null;
+    this.cursors = new ListCursors(options.cursorSecret);
+    this.pageSize = options.pageSize ?? 100;
+    this.cacheTtlMs = options.cacheTtlMs ?? 60_000;
+    this.maxUriLength = options.maxUriLength ?? 8_192;
+    this.maxTemplateValueLength = options.maxTemplateValueLength ?? 1_024;
+    this.challenge = options.insufficientScopeChallenge ?? defaultChallenge;
+    this.tools = new PrimitiveCollection<Tool>({
+      list: "tools",
+      keyOf: (tool) => tool.name,
+      isItem: isTool,
+      what: "a defineTool() result",
+      items: options.tools,
+    });
+    this.resources = new PrimitiveCollection<Resource>({
+      list: "resources",
+      keyOf: (resource) => resource.uri,
+      isItem: isResource,
+      what: "a defineResource() result",
+      items: options.resources,
+    });
+    this.resourceTemplates = new PrimitiveCollection<ResourceTemplate>({
+      list: "resourceTemplates",
+      keyOf: (template) => template.uriTemplate,
+      isItem: isResourceTemplate,
+      what: "a defineResourceTemplate() result",
+      items: options.resourceTemplates,
+    });
+    this.prompts = new PrimitiveCollection<Prompt>({
+      list: "prompts",
+      keyOf: (prompt) => prompt.name,
+      isItem: isPrompt,
+      what: "a definePrompt() result",
+      items: options.prompts,
+    });
+
+    const serverInfo = serverInfoOf(options);
+    const instructions =
+      options.instructions === undefined
+        ? ""
+        : `,"instructions":${JSON.stringify(options.instructions)}`;
     this.initializeTail = `"capabilities":${JSON.stringify({
       tools: { listChanged: false },
+      resources: { listChanged: false },
+      prompts: { listChanged: false },
+      completions: {},
       logging: {},
-    })},"serverInfo":${JSON.stringify({ name: options.name, version: options.version })}`;
-    // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
-    this.poolOptions = options.workerPool ?? {};
-    resolvePoolOptions(this.poolOptions);
-    // Caching hints (SEP-2549): the tool list is the same for every client → "public".
-    const ttlMs = options.cacheTtlMs ?? 60_000;
+    })},"serverInfo":${JSON.stringify(serverInfo)}${instructions}`;
+    // server/discover is the same for every caller: cached "public".
     const discover: Record<string, unknown> = {
       resultType: "complete",
       supportedVersions: ALL_PROTOCOL_VERSIONS,
-      capabilities: { tools: {}, logging: {} },
-      _meta: { [META_SERVER_INFO]: { name: options.name, version: options.version } },
-      ttlMs,
+      capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
+      _meta: { [META_SERVER_INFO]: serverInfo },
+      ttlMs: this.cacheTtlMs,
       cacheScope: "public",
     };
     if (options.instructions !== undefined) discover.instructions = options.instructions;
     this.discoverJson = JSON.stringify(discover);
-    this.modernToolsListJson = JSON.stringify({
-      resultType: "complete",
-      tools: options.tools.map((tool) => tool.descriptor),
-      ttlMs,
-      cacheScope: "public",
-    });
+    this.defineBuiltInMethods();
   }
 
-  /** Tool calls currently running (not yet settled or abandoned). */
+  /** Handler invocations currently running (not yet settled or abandoned). */
   get activeCalls(): number {
     return this.active.size;
   }
 
   /**
-   * Handles one request; the answer (or the ending of a cancelled exchange) goes to `sink`.
-   * Never rejects.
+   * Adds (or replaces) a method. Methods of the spec that this library serves are defined at
+   * construction; others (e.g. subscriptions, tasks) are added the same way.
+   *
+   * @example
+   * ```ts
+   * dispatcher.defineMethod("ping", { eras: "2025", run: (r) => dispatcher.answer(r, successResponseJson(r.id, "{}")) });
+   * ```
+   */
+  defineMethod(method: string, definition: MethodDefinition): void {
+    this.methods.set(method, definition);
+  }
+
+  /**
+   * Handles one 2025-era request; the answer (or the ending of a cancelled exchange) goes to
+   * `sink`. Never rejects.
    */
   async handleRequest(
     message: JsonRpcRequest,
@@ -194,7 +313,8 @@ export class Dispatcher implements ToolCallHost {
     sink: ResponseSink,
   ): Promise<void> {
     const { method, id } = message;
-    if (!KNOWN_METHODS.has(method)) {
+    const definition = this.methods.get(method);
+    if (definition === undefined || definition.eras === "2026") {
       sink.respond(
         errorResponseJson(id, ErrorCode.MethodNotFound, `Method not found: ${reflectText(method)}`),
       );
@@ -204,53 +324,13 @@ export class Dispatcher implements ToolCallHost {
       sink.respond(errorResponseJson(id, ErrorCode.InvalidParams, PARAMS_NOT_OBJECT));
       return;
     }
-    let handle: RequestHandle;
-    try {
-      handle = await this.registry.track(
-        id,
-        meta.scope,
-        method === "tools/call" ? { lifetime: sink.lifetime } : undefined,
-      );
-    } catch {
-      sink.respond(internalErrorJson(id));
-      return;
-    }
-    const params = message.params as Record<string, unknown> | undefined;
-    try {
-      switch (method) {
-        case "tools/call":
-          return await this.callTool(params, id, meta, sink, handle);
-        case "ping":
-          return await this.finish(
-            handle,
-            id,
-            meta.scope,
-            sink,
-            successResponseJson(id, EMPTY_RESULT),
-          );
-        case "tools/list":
-          return await this.finish(
-            handle,
-            id,
-            meta.scope,
-            sink,
-            successResponseJson(id, this.toolsListJson),
-          );
-        case "initialize":
-          return await this.initialize(params, id, meta, sink, handle);
-        default:
-          return await this.setLogLevel(params, id, meta, sink, handle);
-      }
-    } catch {
-      await this.finish(handle, id, meta.scope, sink, internalErrorJson(id));
-    }
+    await this.run(definition, message, meta, sink, null, { lifetime: sink.lifetime });
   }
 
   /**
-   * Handles one 2026-07-28 request whose envelope and headers already passed the ladder
-   * (modern-envelope.ts): `server/discover`, `tools/list`, `tools/call`; anything else — `ping`
-   * and `initialize` included, which the modern era removed — is 404 / -32601 (B.3). Never
-   * rejects.
+   * Handles one 2026-07-28 request whose envelope and headers already passed the checks of
+   * modern-envelope.ts; a method this era does not have (`ping`, `initialize`…) is 404 / -32601.
+   * Never rejects.
    */
   async handleModernRequest(
     message: JsonRpcRequest,
@@ -259,58 +339,53 @@ export class Dispatcher implements ToolCallHost {
     info: ModernRequestInfo,
   ): Promise<void> {
     const { method, id } = message;
-    // Constant answers are not tracked: nothing can cancel them (a modern client cancels by
-    // closing its stream, and these are written at once).
-    if (method === "server/discover")
-      return sink.respond(successResponseJson(id, this.discoverJson));
-    if (method === "tools/list") {
-      return sink.respond(successResponseJson(id, this.modernToolsListJson));
-    }
-    if (method !== "tools/call") {
-      return sink.respond(
+    const definition = this.methods.get(method);
+    if (definition === undefined || definition.eras === "2025") {
+      sink.respond(
         errorResponseJson(id, ErrorCode.MethodNotFound, `Method not found: ${reflectText(method)}`),
         404,
       );
-    }
-    let handle: RequestHandle;
-    try {
-      handle = await this.registry.track(id, meta.scope, {
-        lifetime: sink.lifetime,
-        notifiable: false,
-      });
-    } catch {
-      sink.respond(internalErrorJson(id));
       return;
     }
+    await this.run(definition, message, meta, sink, info, modernTrackOptions(sink));
+  }
+
+  /**
+   * Answers a tracked request: untrack, write, then clear the row (the answer is not delayed by
+   * the clear). `headers` go on a plain JSON answer only.
+   */
+  async answer(
+    request: MethodRequest,
+    json: string,
+    status = 200,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<void> {
     try {
-      await this.callTool(
-        message.params as Record<string, unknown>,
-        id,
-        meta,
-        sink,
-        handle,
-        info.clientCapabilities,
-        info.paramHeaders ?? null,
-      );
+      await this.registry.untrack(request.handle);
     } catch {
-      await this.finish(handle, id, meta.scope, sink, internalErrorJson(id));
+      // The janitor's sweep removes an entry a failing store kept.
+    }
+    request.sink.respond(json, status, headers);
+    if (request.handle.requestId !== null) {
+      this.registry.clear(request.id, request.meta.scope).catch(noop);
     }
   }
 
-  /** @internal ToolCallHost: the pool isolated tools run in, created on first use. */
-  workerPool(): WorkerPool {
-    if (this.pool === null) {
-      this.pool = new WorkerPool(this.poolOptions);
-      // A pool asked for after close() is closed at once: its tasks are refused, not leaked.
-      if (this.poolClosed) void this.pool.close();
-    }
-    return this.pool;
+  /** Answers a successful result object, adding `resultType` for 2026-07-28. */
+  answerResult(request: MethodRequest, result: Readonly<Record<string, unknown>>): Promise<void> {
+    const body = request.modern === null ? result : { ...result, resultType: "complete" };
+    return this.answer(request, successResponseJson(request.id, JSON.stringify(body)));
   }
 
-  /** Terminates the worker pool's threads (server shutdown); idempotent. */
-  async closeWorkerPool(): Promise<void> {
-    this.poolClosed = true;
-    await this.pool?.close();
+  /** Answers a JSON-RPC error. */
+  answerError(
+    request: MethodRequest,
+    code: number,
+    message: string,
+    data?: unknown,
+    status = 200,
+  ): Promise<void> {
+    return this.answer(request, errorResponseJson(request.id, code, message, data), status);
   }
 
   /**
@@ -323,7 +398,7 @@ export class Dispatcher implements ToolCallHost {
   }
 
   /**
-   * Cancels every tool call of a session (its `DELETE`); resolves how many were running.
+   * Cancels every handler running in a session (its `DELETE`); resolves how many were running.
    *
    * @example
    * ```ts
@@ -337,12 +412,18 @@ export class Dispatcher implements ToolCallHost {
     return calls.size;
   }
 
-  /** Aborts every running call of this dispatcher (shutdown); writes no rows. */
+  /** Aborts every running handler of this dispatcher (shutdown); writes no rows. */
   abortAll(reason: RequestCancelledError = new RequestCancelledError("shutdown")): void {
     for (const call of [...this.active]) call.handle.abort(reason);
   }
 
-  /** @internal ToolCallHost: cancels one call's handle; resolves whether a row was written. */
+  /** @internal HandlerCallHost: the server's pool for isolated tools. */
+  workerPool(): WorkerPool {
+    if (this.pool === null) throw new Error("conduit-mcp: no worker pool was given");
+    return this.pool();
+  }
+
+  /** @internal HandlerCallHost: cancels one call's handle; resolves whether a row was written. */
   async cancelHandle(
     handle: RequestHandle,
     reason: string,
@@ -352,8 +433,8 @@ export class Dispatcher implements ToolCallHost {
     return result.ok;
   }
 
-  /** @internal ToolCallHost: forgets the call, then untracks and clears (never rejects). */
-  async release(call: ToolCall): Promise<void> {
+  /** @internal HandlerCallHost: forgets the call, then untracks and clears (never rejects). */
+  async release(call: HandlerCall): Promise<void> {
     if (!this.active.delete(call)) return;
     if (call.sessionId !== null) {
       const calls = this.bySession.get(call.sessionId);
@@ -370,76 +451,82 @@ export class Dispatcher implements ToolCallHost {
     }
   }
 
-  /** @internal ToolCallHost. */
-  outcome(tool: string, outcome: ToolOutcome): void {
-    this.observer?.toolCall(tool, outcome);
+  /** @internal HandlerCallHost. */
+  started(call: HandlerCall): void {
+    const observer = this.observer;
+    if (observer?.handlerStarted === undefined) return;
+    try {
+      observer.handlerStarted(call.info);
+    } catch {
+      // An observer's failure is its own.
+    }
   }
 
-  private async callTool(
-    params: Record<string, unknown> | undefined,
-    id: RequestId | null,
+  /** @internal HandlerCallHost. */
+  ended(call: HandlerCall, end: HandlerEnd): void {
+    const observer = this.observer;
+    if (observer === null) return;
+    try {
+      if (call.invocation.method === "tools/call")
+        observer.toolCall?.(call.invocation.name, end.outcome);
+      observer.handlerEnded?.(call.info, end);
+    } catch {
+      // An observer's failure is its own.
+    }
+  }
+
+  /** Tracks the request, runs its method, answers -32603 if the method itself threw. */
+  private async run(
+    definition: MethodDefinition,
+    message: JsonRpcRequest,
     meta: RequestMeta,
     sink: ResponseSink,
-    handle: RequestHandle,
-    clientCapabilities: Readonly<Record<string, unknown>> | null = null,
-    paramHeaders: PresentedParamHeaders | null = null,
+    modern: ModernRequestInfo | null,
+    trackOptions: TrackOptions,
   ): Promise<void> {
-    const name = params?.name;
-    const tool = typeof name === "string" ? this.tools.get(name) : undefined;
-    if (tool === undefined) {
-      const json = errorResponseJson(
-        id,
-        ErrorCode.InvalidParams,
-        `Unknown tool: ${reflectText(name)}`,
-      );
-      return this.finish(handle, id, meta.scope, sink, json);
+    const { id } = message;
+    let handle: RequestHandle;
+    try {
+      handle = await this.registry.track(id, meta.scope, trackOptions);
+    } catch {
+      sink.respond(internalErrorJson(id));
+      return;
     }
-    if (clientCapabilities !== null && tool.requiredClientCapabilities !== null) {
-      const missing = missingCapabilities(tool.requiredClientCapabilities, clientCapabilities);
-      if (missing !== null) {
-        const json = errorResponseJson(
-          id,
-          ErrorCode.MissingCapability,
-          `Missing required client capability: ${Object.keys(missing).join(", ")}`,
-          { requiredCapabilities: missing },
-        );
-        return this.finish(handle, id, meta.scope, sink, json, 400);
-      }
-    }
-    if (paramHeaders !== null && tool.paramHeaders.length > 0) {
-      // 2026-07-28 only: headers an intermediary may have routed on must agree with the body.
-      const mismatch = checkParamHeaders(tool.paramHeaders, params?.arguments, paramHeaders);
-      if (mismatch !== null) {
-        const json = errorResponseJson(id, ErrorCode.HeaderMismatch, mismatch);
-        return this.finish(handle, id, meta.scope, sink, json, 400);
-      }
-    }
-    const check = tool.checkArguments(params?.arguments);
-    if (!check.ok) {
-      const json = errorResponseJson(id, ErrorCode.InvalidParams, "Parameter validation failed", {
-        errors: check.issues,
-      });
-      return this.finish(handle, id, meta.scope, sink, json);
-    }
-    const requestMeta = params?._meta;
-    let progressToken: string | number | undefined;
-    if (isPlainObject(requestMeta)) {
-      const token = requestMeta.progressToken;
-      if (typeof token === "string" || typeof token === "number") progressToken = token;
-    }
-    const call = new ToolCall(
-      this,
-      tool,
-      handle,
-      sink,
+    const request: MethodRequest = {
       id,
-      meta.scope,
-      meta.principal,
+      params: message.params as Record<string, unknown> | undefined,
+      meta,
+      sink,
+      handle,
+      modern,
+    };
+    try {
+      await definition.run(request);
+    } catch {
+      await this.answer(request, internalErrorJson(id));
+    }
+  }
+
+  /** Starts a handler call for a tracked request. */
+  private startCall(
+    request: MethodRequest,
+    invocation: HandlerInvocation,
+    progressToken?: string | number,
+  ): Promise<void> {
+    const { meta } = request;
+    const call = new HandlerCall({
+      host: this,
+      invocation,
+      handle: request.handle,
+      sink: request.sink,
+      requestId: request.id,
+      scope: meta.scope,
+      principal: meta.principal,
       progressToken,
-      meta.logLevel,
-      meta.sessionId,
-      clientCapabilities !== null,
-    );
+      logLevel: meta.logLevel,
+      sessionId: meta.sessionId,
+      modern: request.modern !== null,
+    });
     this.active.add(call);
     if (meta.sessionId !== null) {
       let calls = this.bySession.get(meta.sessionId);
@@ -449,34 +536,277 @@ export class Dispatcher implements ToolCallHost {
       }
       calls.add(call);
     }
-    await call.run(check.args);
+    return call.run();
   }
 
-  private async initialize(
-    params: Record<string, unknown> | undefined,
-    id: RequestId | null,
-    meta: RequestMeta,
-    sink: ResponseSink,
-    handle: RequestHandle,
+  private defineBuiltInMethods(): void {
+    this.defineMethod("initialize", { eras: "2025", run: (r) => this.initialize(r) });
+    this.defineMethod("ping", {
+      eras: "2025",
+      run: (r) => this.answer(r, successResponseJson(r.id, EMPTY_RESULT)),
+    });
+    this.defineMethod("logging/setLevel", { eras: "2025", run: (r) => this.setLogLevel(r) });
+    this.defineMethod("server/discover", {
+      eras: "2026",
+      run: (r) => this.answer(r, successResponseJson(r.id, this.discoverJson)),
+    });
+    this.defineMethod("tools/list", {
+      eras: "both",
+      run: (r) => this.list(r, this.tools, "tools"),
+    });
+    this.defineMethod("tools/call", { eras: "both", run: (r) => this.callTool(r) });
+    this.defineMethod("resources/list", {
+      eras: "both",
+      run: (r) => this.list(r, this.resources, "resources"),
+    });
+    this.defineMethod("resources/templates/list", {
+      eras: "both",
+      run: (r) => this.list(r, this.resourceTemplates, "resourceTemplates"),
+    });
+    this.defineMethod("resources/read", { eras: "both", run: (r) => this.readResource(r) });
+    this.defineMethod("prompts/list", {
+      eras: "both",
+      run: (r) => this.list(r, this.prompts, "prompts"),
+    });
+    this.defineMethod("prompts/get", { eras: "both", run: (r) => this.getPrompt(r) });
+    this.defineMethod("completion/complete", { eras: "both", run: (r) => this.complete(r) });
+  }
+
+  /**
+   * One page of a list, as the caller may see it (MCP pagination; 2026-07-28 caching hints:
+   * `private` when what is listed depends on the caller).
+   */
+  private list<T extends ListedItem>(
+    request: MethodRequest,
+    collection: PrimitiveCollection<T>,
+    field: ListKind,
   ): Promise<void> {
+    const { scope } = request.meta;
+    const cursor = request.params?.cursor;
+    let after: string | null = null;
+    if (cursor !== undefined) {
+      after = this.cursors.open(field, scope, cursor);
+      if (after === null)
+        return this.answerError(request, ErrorCode.InvalidParams, "Invalid cursor");
+    }
+    const page = collection.page(visibilityOf(request.meta), after, this.pageSize);
+    if (page === null) return this.answerError(request, ErrorCode.InvalidParams, "Invalid cursor");
+    const result: Record<string, unknown> = {
+      [field]: page.items.map((item) => item.descriptor),
+    };
+    if (page.lastKey !== null) result.nextCursor = this.cursors.seal(field, scope, page.lastKey);
+    if (request.modern !== null) {
+      result.ttlMs = this.cacheTtlMs;
+      result.cacheScope = collection.dependsOnCaller ? "private" : "public";
+    }
+    return this.answerResult(request, result);
+  }
+
+  /**
+   * An item that exists but is forbidden by its scopes: 403 with a challenge naming them
+   * (RFC 6750 §3.1 `insufficient_scope`).
+   */
+  private forbidden(request: MethodRequest, scopes: readonly string[]): Promise<void> {
+    return this.answer(
+      request,
+      errorResponseJson(request.id, ErrorCode.InvalidRequest, "Insufficient scope", {
+        requiredScopes: scopes,
+      }),
+      403,
+      { "www-authenticate": this.challenge(scopes) },
+    );
+  }
+
+  private async callTool(request: MethodRequest): Promise<void> {
+    const { params, modern } = request;
+    const name = params?.name;
+    const tool = typeof name === "string" ? this.tools.get(name) : undefined;
+    const access = tool === undefined ? "hidden" : accessOf(tool, visibilityOf(request.meta));
+    if (tool === undefined || access === "hidden") {
+      // MCP 2025-11-25 tools, "Error Handling": an unknown tool is a protocol error.
+      return this.answerError(
+        request,
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${reflectText(name)}`,
+      );
+    }
+    if (access === "forbidden") return this.forbidden(request, tool.scopes);
+    if (modern !== null && tool.requiredClientCapabilities !== null) {
+      const missing = missingCapabilities(
+        tool.requiredClientCapabilities,
+        modern.clientCapabilities,
+      );
+      if (missing !== null) {
+        return this.answerError(
+          request,
+          ErrorCode.MissingCapability,
+          `Missing required client capability: ${Object.keys(missing).join(", ")}`,
+          { requiredCapabilities: missing },
+          400,
+        );
+      }
+    }
+    if (modern?.paramHeaders !== undefined && tool.paramHeaders.length > 0) {
+      // 2026-07-28 only: headers an intermediary may have routed on must agree with the body.
+      const mismatch = checkParamHeaders(tool.paramHeaders, params?.arguments, modern.paramHeaders);
+      if (mismatch !== null) {
+        return this.answerError(request, ErrorCode.HeaderMismatch, mismatch, undefined, 400);
+      }
+    }
+    if (params?.arguments !== undefined && !isPlainObject(params.arguments)) {
+      // Not a CallToolRequest at all (its schema says an object): a protocol error.
+      return this.answerError(request, ErrorCode.InvalidParams, "arguments must be an object");
+    }
+    const check = tool.checkArguments(params?.arguments);
+    if (!check.ok) {
+      // MCP 2025-11-25 tools: input validation errors are tool execution errors (`isError`), so
+      // the model can read what is wrong and retry.
+      const text = `Invalid arguments: ${check.issues
+        .map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`))
+        .join("; ")}`;
+      return this.answerResult(request, { content: [{ type: "text", text }], isError: true });
+    }
+    return this.startCall(request, new ToolInvocation(tool, check.args), progressTokenOf(params));
+  }
+
+  private async readResource(request: MethodRequest): Promise<void> {
+    const uri = request.params?.uri;
+    if (!isResourceUri(uri, this.maxUriLength)) {
+      return this.answerError(
+        request,
+        ErrorCode.InvalidParams,
+        `uri must be an absolute RFC 3986 URI of at most ${this.maxUriLength} characters`,
+      );
+    }
+    const ctx = visibilityOf(request.meta);
+    const resource = this.resources.get(uri);
+    if (resource !== undefined) {
+      const access = accessOf(resource, ctx);
+      if (access === "forbidden") return this.forbidden(request, resource.scopes);
+      if (access === "allowed") {
+        return this.startCall(
+          request,
+          new ReadInvocation(this, resource, uri, null),
+          progressTokenOf(request.params),
+        );
+      }
+    }
+    for (const template of this.resourceTemplates.values()) {
+      const access = accessOf(template, ctx);
+      if (access === "hidden") continue;
+      const match = template.match(uri, this.maxTemplateValueLength);
+      if (!match.ok) {
+        if (!match.tooLong) continue;
+        return this.answerError(
+          request,
+          ErrorCode.InvalidParams,
+          `A template variable is longer than ${this.maxTemplateValueLength} characters`,
+        );
+      }
+      if (access === "forbidden") return this.forbidden(request, template.scopes);
+      return this.startCall(
+        request,
+        new ReadInvocation(this, template, uri, match.variables),
+        progressTokenOf(request.params),
+      );
+    }
+    // MCP 2026-07-28 resources, "Error Handling": -32602 with the URI; 2025-11-25: -32002.
+    const code = request.modern === null ? ErrorCode.ResourceNotFound : ErrorCode.InvalidParams;
+    return this.answerError(request, code, "Resource not found", { uri });
+  }
+
+  /** @internal The caching hints of a read's result. */
+  readCaching(item: Resource | ResourceTemplate): { ttlMs: number; cacheScope: string } {
+    const dependsOnCaller = item.visible !== null || item.scopes.length > 0;
+    return {
+      ttlMs: item.ttlMs ?? this.cacheTtlMs,
+      cacheScope: dependsOnCaller ? "private" : item.cacheScope,
+    };
+  }
+
+  private async getPrompt(request: MethodRequest): Promise<void> {
+    const { params } = request;
+    const name = params?.name;
+    const prompt = typeof name === "string" ? this.prompts.get(name) : undefined;
+    const access = prompt === undefined ? "hidden" : accessOf(prompt, visibilityOf(request.meta));
+    if (prompt === undefined || access === "hidden") {
+      return this.answerError(
+        request,
+        ErrorCode.InvalidParams,
+        `Unknown prompt: ${reflectText(name)}`,
+      );
+    }
+    if (access === "forbidden") return this.forbidden(request, prompt.scopes);
+    const check = prompt.checkArguments(params?.arguments ?? {});
+    if (!check.ok) {
+      return this.answerError(request, ErrorCode.InvalidParams, "Invalid prompt arguments", {
+        errors: check.issues,
+      });
+    }
+    return this.startCall(
+      request,
+      new PromptInvocation(prompt, check.args),
+      progressTokenOf(params),
+    );
+  }
+
+  private async complete(request: MethodRequest): Promise<void> {
+    const parsed = parseCompletionRequest(request.params);
+    if (typeof parsed === "string")
+      return this.answerError(request, ErrorCode.InvalidParams, parsed);
+    const ctx = visibilityOf(request.meta);
+    const { ref } = parsed;
+    if (ref.type === "ref/prompt") {
+      const prompt = this.prompts.get(ref.name);
+      const access = prompt === undefined ? "hidden" : accessOf(prompt, ctx);
+      if (prompt === undefined || access === "hidden") {
+        return this.answerError(
+          request,
+          ErrorCode.InvalidParams,
+          `Unknown prompt: ${reflectText(ref.name)}`,
+        );
+      }
+      if (access === "forbidden") return this.forbidden(request, prompt.scopes);
+      return this.startCall(request, new CompleteInvocation(parsed, ctx, prompt, null));
+    }
+    const template = this.resourceTemplates.get(ref.uri);
+    const access = template === undefined ? "hidden" : accessOf(template, ctx);
+    if (template === undefined || access === "hidden") {
+      return this.answerError(
+        request,
+        ErrorCode.InvalidParams,
+        `Unknown resource template: ${reflectText(ref.uri)}`,
+      );
+    }
+    if (access === "forbidden") return this.forbidden(request, template.scopes);
+    if (!template.variables.includes(parsed.argument.name)) {
+      return this.answerError(
+        request,
+        ErrorCode.InvalidParams,
+        `Unknown template variable: ${reflectText(parsed.argument.name)}`,
+      );
+    }
+    return this.startCall(request, new CompleteInvocation(parsed, ctx, null, template));
+  }
+
+  private async initialize(request: MethodRequest): Promise<void> {
+    const { params, meta, sink } = request;
     const version = params?.protocolVersion;
     if (typeof version !== "string") {
-      const json = errorResponseJson(
-        id,
+      return this.answerError(
+        request,
         ErrorCode.InvalidParams,
         `protocolVersion must be a string, got: ${reflectText(version, 40)}`,
       );
-      return this.finish(handle, id, meta.scope, sink, json);
     }
     if (!isSupportedProtocolVersion(version)) {
       const requested = reflectText(version, 40);
-      const json = errorResponseJson(
-        id,
+      return this.answerError(
+        request,
         ErrorCode.InvalidRequest,
         `Unsupported protocol version: ${requested}. Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`,
         { supported: SUPPORTED_PROTOCOL_VERSIONS, requested },
       );
-      return this.finish(handle, id, meta.scope, sink, json);
     }
     if (this.sessions !== null && meta.sessionId === null) {
       let created: SessionCreation;
@@ -487,65 +817,221 @@ export class Dispatcher implements ToolCallHost {
       }
       if (created.id === null && created.refused === "scope-full") {
         // The creator's own quota, not the server's: 429, like the per-scope request bound.
-        const json = errorResponseJson(id, ErrorCode.ServerError, TOO_MANY_SESSIONS);
-        return this.finish(handle, id, meta.scope, sink, json, 429, SESSION_RETRY_AFTER);
+        return this.answer(
+          request,
+          errorResponseJson(request.id, ErrorCode.ServerError, TOO_MANY_SESSIONS),
+          429,
+          SESSION_RETRY_AFTER,
+        );
       }
       const sessionId = created.id;
       if (sessionId === null) {
-        const json = errorResponseJson(
-          id,
+        return this.answerError(
+          request,
           ErrorCode.InternalError,
           "Session store unavailable; the server cannot accept new sessions right now.",
+          undefined,
+          503,
         );
-        return this.finish(handle, id, meta.scope, sink, json, 503);
       }
       sink.setSessionId(sessionId);
     }
     const result = `{"protocolVersion":${JSON.stringify(version)},${this.initializeTail}}`;
-    return this.finish(handle, id, meta.scope, sink, successResponseJson(id, result));
+    return this.answer(request, successResponseJson(request.id, result));
   }
 
-  private async setLogLevel(
-    params: Record<string, unknown> | undefined,
-    id: RequestId | null,
-    meta: RequestMeta,
-    sink: ResponseSink,
-    handle: RequestHandle,
-  ): Promise<void> {
-    const level = params?.level;
+  private async setLogLevel(request: MethodRequest): Promise<void> {
+    const level = request.params?.level;
     if (!isLoggingLevel(level)) {
-      const json = errorResponseJson(
-        id,
+      return this.answerError(
+        request,
         ErrorCode.InvalidParams,
         `Invalid log level: ${reflectText(level, 40)}`,
       );
-      return this.finish(handle, id, meta.scope, sink, json);
     }
     // Without sessions nothing is remembered between requests (stateless): accepted, no effect.
-    if (this.sessions !== null && meta.sessionId !== null) {
-      await this.sessions.setLogLevel(meta.sessionId, level);
+    const { sessionId } = request.meta;
+    if (this.sessions !== null && sessionId !== null) {
+      await this.sessions.setLogLevel(sessionId, level);
     }
-    return this.finish(handle, id, meta.scope, sink, successResponseJson(id, EMPTY_RESULT));
+    return this.answer(request, successResponseJson(request.id, EMPTY_RESULT));
   }
+}
 
-  /** Untrack, answer, then clear the row (the seed's `finally` order; the answer is not delayed by the clear). */
-  private async finish(
-    handle: RequestHandle,
-    id: RequestId | null,
-    scope: string,
-    sink: ResponseSink,
-    json: string,
-    status = 200,
-    headers?: Readonly<Record<string, string>>,
-  ): Promise<void> {
-    try {
-      await this.registry.untrack(handle);
-    } catch {
-      // The janitor's sweep removes an entry a failing store kept.
-    }
-    sink.respond(json, status, headers);
-    if (handle.requestId !== null) this.registry.clear(id, scope).catch(noop);
+/**
+ * How a 2026-07-28 request is tracked: tied to its exchange, and never reachable by a
+ * `notifications/cancelled` (that era cancels by closing the stream).
+ */
+function modernTrackOptions(sink: ResponseSink): TrackOptions {
+  return { lifetime: sink.lifetime, notifiable: false };
+}
+
+function visibilityOf(meta: RequestMeta): VisibilityContext {
+  return { principal: meta.principal, scope: meta.scope };
+}
+
+function progressTokenOf(
+  params: Readonly<Record<string, unknown>> | undefined,
+): string | number | undefined {
+  const meta = params?._meta;
+  if (!isPlainObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
+
+function defaultChallenge(scopes: readonly string[]): string {
+  return `Bearer error="insufficient_scope", scope="${scopes.join(" ")}"`;
+}
+
+function serverInfoOf(identity: ServerIdentity): Record<string, unknown> {
+  const info: Record<string, unknown> = { name: identity.name, version: identity.version };
+  if (identity.title !== undefined) info.title = identity.title;
+  if (identity.description !== undefined) info.description = identity.description;
+  if (identity.icons !== undefined) info.icons = identity.icons;
+  if (identity.websiteUrl !== undefined) info.websiteUrl = identity.websiteUrl;
+  return info;
+}
+
+/** A `tools/call`: the handler (or its isolated worker) with validated arguments. */
+class ToolInvocation implements HandlerInvocation {
+  readonly method = "tools/call";
+  readonly name: string;
+  constructor(
+    private readonly tool: Tool,
+    private readonly args: unknown,
+  ) {
+    this.name = tool.name;
   }
+  invoke(ctx: HandlerCall): unknown {
+    const { tool } = this;
+    return tool.isolatedHandler === null
+      ? tool.handler(this.args as never, ctx)
+      : ctx.runIsolated(tool.isolatedHandler, this.args);
+  }
+  toResult(value: unknown): HandlerResult {
+    return this.tool.toResult(value);
+  }
+}
+
+/** A `resources/read` of a direct resource (`variables` null) or of a template's match. */
+class ReadInvocation implements HandlerInvocation {
+  readonly method = "resources/read";
+  constructor(
+    private readonly dispatcher: Dispatcher,
+    private readonly item: Resource | ResourceTemplate,
+    readonly name: string,
+    private readonly variables: Readonly<Record<string, string>> | null,
+  ) {}
+  invoke(ctx: HandlerCall): unknown {
+    if (this.variables === null) return (this.item as Resource).read({ uri: this.name }, ctx);
+    return (this.item as ResourceTemplate).read({ uri: this.name, variables: this.variables }, ctx);
+  }
+  toResult(value: unknown, modern: boolean): HandlerResult {
+    const contents = toContents(value, { uri: this.name, mimeType: this.item.mimeType });
+    if (contents === null) {
+      return { ok: false, error: new TypeError("a resource read returned no valid contents") };
+    }
+    const result: Record<string, unknown> = { contents };
+    if (modern) Object.assign(result, this.dispatcher.readCaching(this.item));
+    return { ok: true, result };
+  }
+}
+
+/** A `prompts/get`. */
+class PromptInvocation implements HandlerInvocation {
+  readonly method = "prompts/get";
+  readonly name: string;
+  constructor(
+    private readonly prompt: Prompt,
+    private readonly args: Record<string, string>,
+  ) {
+    this.name = prompt.name;
+  }
+  invoke(ctx: HandlerCall): unknown {
+    return this.prompt.get(this.args, ctx);
+  }
+  toResult(value: unknown): HandlerResult {
+    const result = this.prompt.toResult(value);
+    return result.ok
+      ? { ok: true, result: result.result }
+      : { ok: false, error: new TypeError(result.message) };
+  }
+}
+
+/** A `completion/complete` for a prompt argument or a template variable. */
+class CompleteInvocation implements HandlerInvocation {
+  readonly method = "completion/complete";
+  readonly name: string;
+  constructor(
+    private readonly request: CompletionRequest,
+    private readonly ctx: VisibilityContext,
+    private readonly prompt: Prompt | null,
+    private readonly template: ResourceTemplate | null,
+  ) {
+    this.name = prompt !== null ? prompt.name : (template as ResourceTemplate).uriTemplate;
+  }
+  invoke(): unknown {
+    const { argument, context } = this.request;
+    if (this.prompt !== null) {
+      return this.prompt.complete(argument.name, argument.value, context, this.ctx) ?? NO_VALUES;
+    }
+    const completer = (this.template as ResourceTemplate).completer(argument.name);
+    return completer === null
+      ? NO_VALUES
+      : completer(argument.value, { arguments: context }, this.ctx);
+  }
+  toResult(value: unknown): HandlerResult {
+    if (value === NO_VALUES) return { ok: true, result: NO_COMPLETIONS as Record<string, unknown> };
+    const result = completionResult(value);
+    return result === null
+      ? { ok: false, error: new TypeError("a completer returned something other than strings") }
+      : { ok: true, result };
+  }
+}
+
+const NO_VALUES: readonly string[] = Object.freeze([]);
+
+function isTool(value: unknown): value is Tool {
+  return (
+    isPlainObject(value) &&
+    typeof value.name === "string" &&
+    isPlainObject(value.descriptor) &&
+    typeof value.checkArguments === "function" &&
+    typeof value.toResult === "function" &&
+    typeof value.handler === "function"
+  );
+}
+
+function isResource(value: unknown): value is Resource {
+  return (
+    isPlainObject(value) &&
+    typeof value.uri === "string" &&
+    isPlainObject(value.descriptor) &&
+    typeof value.read === "function"
+  );
+}
+
+function isResourceTemplate(value: unknown): value is ResourceTemplate {
+  return (
+    isPlainObject(value) &&
+    typeof value.uriTemplate === "string" &&
+    isPlainObject(value.descriptor) &&
+    typeof value.match === "function" &&
+    typeof value.read === "function"
+  );
+}
+
+function isPrompt(value: unknown): value is Prompt {
+  return (
+    isPlainObject(value) &&
+    typeof value.name === "string" &&
+    isPlainObject(value.descriptor) &&
+    Array.isArray(value.scopes) &&
+    typeof value.checkArguments === "function" &&
+    typeof value.get === "function" &&
+    typeof value.toResult === "function" &&
+    typeof value.complete === "function"
+  );
 }
 
 /**

@@ -11,6 +11,24 @@
  */
 export { processCancelledNotification } from "./cancelled-notification.js";
 export {
+  type CompletionRef,
+  type CompletionRequest,
+  MAX_COMPLETION_VALUES,
+} from "./completion.js";
+export {
+  defineResource,
+  type ReadCaching,
+  type Resource,
+  type ResourceAnnotations,
+  type ResourceDefinition,
+} from "./define-resource.js";
+export {
+  defineResourceTemplate,
+  type ResourceTemplate,
+  type ResourceTemplateDefinition,
+  type VariableCompleter,
+} from "./define-resource-template.js";
+export {
   type ArgumentCheck,
   type ArgumentIssue,
   type ContentBlock,
@@ -21,16 +39,33 @@ export {
   type ToolArgs,
   type ToolDefinition,
   type ToolResult,
+  type ToolReturn,
 } from "./define-tool.js";
 export {
   Dispatcher,
   type DispatcherOptions,
   type DispatchObserver,
+  type MethodDefinition,
+  type MethodRequest,
   type ModernRequestInfo,
   type RequestMeta,
+  type ServerIdentity,
+  type SessionCreation,
   type SessionHooks,
 } from "./dispatcher.js";
 export { classifyEra, type EraClassification } from "./era.js";
+export {
+  HandlerCall,
+  type HandlerCallHost,
+  type HandlerCallOptions,
+  type HandlerEnd,
+  type HandlerInfo,
+  type HandlerInvocation,
+  type HandlerOutcome,
+  type HandlerResult,
+  type ProtocolEra,
+  type ToolOutcome,
+} from "./handler-call.js";
 export {
   type ClassifiedMessage,
   cancelledResponseJson,
@@ -43,6 +78,7 @@ export {
   notificationJson,
   successResponseJson,
 } from "./json-rpc.js";
+export { ListCursors, type ListKind } from "./list-cursor.js";
 export {
   isLoggingLevel,
   LOGGING_LEVELS,
@@ -72,8 +108,21 @@ export {
   type Prompt,
   type VisibilityContext,
 } from "./primitive.js";
+export {
+  accessOf,
+  type CollectionChange,
+  type ItemAccess,
+  type ListedItem,
+  type ListPage,
+  PrimitiveCollection,
+} from "./primitive-collection.js";
+export type {
+  BlobResourceContents,
+  ResourceContents,
+  ResourceReadValue,
+  TextResourceContents,
+} from "./resource-contents.js";
 export type { ResponseSink, SinkListener } from "./response-sink.js";
-export { ToolCall, type ToolCallHost, type ToolOutcome } from "./tool-call.js";
 export type { ToolContext } from "./tool-context.js";
 export {
   ALL_PROTOCOL_VERSIONS,

@@ -1,12 +1,13 @@
 /**
- * `createMcpServer`: wires the options into a registry, a dispatcher, a session store and the
- * node:http listener, and owns the lifecycle (listen, graceful close).
+ * `createMcpServer`: wires the options into a registry, a dispatcher, a session store, the
+ * worker pool of isolated tools and the node:http listener, and owns the lifecycle (listen,
+ * graceful close).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 import { CancellationRegistry } from "../cancellation/index.js";
-import { RequestCancelledError } from "../errors.js";
+import { InvalidOptionError, RequestCancelledError } from "../errors.js";
 import {
   createAuthenticator,
   createRequestListener,
@@ -16,7 +17,18 @@ import {
   ServerMetrics,
 } from "../http/index.js";
 import { parseTrustProxy } from "../identity/index.js";
-import { Dispatcher, type SessionHooks } from "../protocol/index.js";
+import { resolvePoolOptions } from "../isolation/pool-options.js";
+import { WorkerPool } from "../isolation/worker-pool.js";
+import {
+  checkPrimitiveFields,
+  Dispatcher,
+  type PrimitiveCollection,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type SessionHooks,
+  type Tool,
+} from "../protocol/index.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -56,6 +68,17 @@ export interface McpServer {
   close(): Promise<void>;
   /** The cancellation registry the server tracks requests in. */
   readonly registry: CancellationRegistry;
+  /**
+   * The served tools: `add`, `remove`, `enable`, `disable` while serving, and `onChanged` to
+   * hear about it. Lists are ordered by name; a disabled or hidden tool answers as unknown.
+   */
+  readonly tools: PrimitiveCollection<Tool>;
+  /** The served direct resources, by URI (same operations as `tools`). */
+  readonly resources: PrimitiveCollection<Resource>;
+  /** The served resource templates, by URI template. */
+  readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
+  /** The served prompts, by name. */
+  readonly prompts: PrimitiveCollection<Prompt>;
   /**
    * What the per-scope bounds hold right now: running requests, open (or reserved) SSE streams
    * and the scopes holding either. All 0 when the server is idle.
@@ -100,13 +123,17 @@ export interface ConcurrencySnapshot {
  * console.log((await server.listen({ port: 3000 })).url);
  * ```
  */
-export function createMcpServer(options: McpServerOptions): McpServer {
+export function createMcpServer(options: McpServerOptions = {}): McpServer {
   return new ConduitMcpServer(options);
 }
 
 class ConduitMcpServer implements McpServer {
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
   readonly registry: CancellationRegistry;
+  readonly tools: PrimitiveCollection<Tool>;
+  readonly resources: PrimitiveCollection<Resource>;
+  readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
+  readonly prompts: PrimitiveCollection<Prompt>;
   private readonly ownsRegistry: boolean;
   private readonly dispatcher: Dispatcher;
   private readonly originPolicy: OriginPolicy;
@@ -118,6 +145,8 @@ class ConduitMcpServer implements McpServer {
   private readonly headersTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly limits: { readonly requests: ScopeLimiter; readonly streams: ScopeLimiter };
+  /** The worker pool of isolated tools: the server's, created on the first isolated call. */
+  private pool: WorkerPool | null = null;
   private httpServer: Server | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
@@ -184,18 +213,36 @@ class ConduitMcpServer implements McpServer {
       this.janitor = null;
     }
 
+    // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
+    const poolOptions = options.workerPool;
+    resolvePoolOptions(poolOptions);
     this.dispatcher = new Dispatcher({
+      ...surfaceOptions(input),
       name: options.name,
       version: options.version,
       tools: options.tools,
+      resources: input.resources,
+      resourceTemplates: input.resourceTemplates,
+      prompts: input.prompts,
       registry: this.registry,
       streamCancelTimeoutMs: options.streamCancelTimeoutMs,
       cancelOnDisconnect: options.cancelOnDisconnect,
       observer: this.metrics,
       sessions: hooks,
-      workerPool: options.workerPool,
+      workerPool: () => {
+        if (this.pool === null) {
+          this.pool = new WorkerPool(poolOptions);
+          // A pool asked for after close() is closed at once: its tasks are refused, not leaked.
+          if (this.closing) void this.pool.close();
+        }
+        return this.pool;
+      },
       cacheTtlMs: options.cacheTtlMs,
     });
+    this.tools = this.dispatcher.tools;
+    this.resources = this.dispatcher.resources;
+    this.resourceTemplates = this.dispatcher.resourceTemplates;
+    this.prompts = this.dispatcher.prompts;
     this.handler = createRequestListener({
       path: options.path,
       dispatcher: this.dispatcher,
@@ -235,7 +282,7 @@ class ConduitMcpServer implements McpServer {
     }
     // Bound to loopback: only loopback Host/Origin headers (DNS-rebinding protection).
     this.originPolicy.loopbackOnly = isLoopbackListenHost(host);
-    // Slow clients (issue 6): node cuts a client still sending its headers or its request after
+    // Slow clients: node cuts a client still sending its headers or its request after
     // these (408, then close). It checks every `connectionsCheckingInterval` (30 s by default),
     // so the interval follows the shorter timeout.
     const server = createServer(
@@ -290,7 +337,7 @@ class ConduitMcpServer implements McpServer {
     // Then every remaining call is aborted; its exchange ends at once (-32800 or stream end).
     this.dispatcher.abortAll(new RequestCancelledError("shutdown"));
     // Isolated tools still running after the abort are terminated with their threads.
-    await this.dispatcher.closeWorkerPool();
+    await this.pool?.close();
     await delay(10);
     server?.closeAllConnections();
     await serverClosed;
@@ -299,6 +346,67 @@ class ConduitMcpServer implements McpServer {
     if (this.ownsSessionStore) await this.sessionStore?.close();
     if (this.ownsRegistry) await this.registry.close();
   }
+}
+
+/** The server-surface options, checked (each bad value throws InvalidOptionError naming it). */
+function surfaceOptions(input: McpServerOptions) {
+  const { title, description, icons, websiteUrl, instructions } = input;
+  // The identity fields share the checks of every definition's title, description and icons.
+  checkPrimitiveFields("server", { name: "server", title, description, icons } as never);
+  if (
+    websiteUrl !== undefined &&
+    !(typeof websiteUrl === "string" && /^https?:\/\//.test(websiteUrl) && URL.canParse(websiteUrl))
+  ) {
+    throw new InvalidOptionError("websiteUrl", "an http(s) URL", websiteUrl);
+  }
+  if (instructions !== undefined && typeof instructions !== "string") {
+    throw new InvalidOptionError("instructions", "a string", instructions);
+  }
+  const cursorSecret = input.cursorSecret;
+  if (
+    cursorSecret !== undefined &&
+    !(
+      (typeof cursorSecret === "string" || cursorSecret instanceof Uint8Array) &&
+      Buffer.byteLength(cursorSecret) >= 32
+    )
+  ) {
+    throw new InvalidOptionError(
+      "cursorSecret",
+      "a string or bytes of at least 32 bytes",
+      "(hidden)",
+    );
+  }
+  return {
+    title,
+    description,
+    icons,
+    websiteUrl,
+    instructions,
+    cursorSecret,
+    pageSize: boundedInteger(input.pageSize, "pageSize", 100, 1, 10_000),
+    maxUriLength: boundedInteger(input.maxUriLength, "maxUriLength", 8_192, 64, 1_048_576),
+    maxTemplateValueLength: boundedInteger(
+      input.maxTemplateValueLength,
+      "maxTemplateValueLength",
+      1_024,
+      1,
+      1_048_576,
+    ),
+  };
+}
+
+function boundedInteger(
+  value: unknown,
+  option: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new InvalidOptionError(option, `an integer from ${min} to ${max}`, value);
+  }
+  return value;
 }
 
 function delay(ms: number): Promise<void> {

@@ -10,7 +10,7 @@ import { InvalidOptionError } from "../errors.js";
 import type { AuthOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
-import type { Tool } from "../protocol/index.js";
+import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
 import type { SessionStore } from "../sessions/index.js";
 
 /** Session options (2025-era `Mcp-Session-Id`). */
@@ -32,7 +32,7 @@ export interface SessionOptions {
 }
 
 /**
- * Options of {@link createMcpServer}. Only `tools` is required.
+ * Options of {@link createMcpServer}. All optional.
  *
  * @example
  * ```ts
@@ -44,8 +44,35 @@ export interface McpServerOptions {
   readonly name?: string;
   /** `serverInfo.version`. Default the package version. */
   readonly version?: string;
-  /** The tools served (names must be unique). */
-  readonly tools: readonly Tool[];
+  /** The tools served (names must be unique). Default none; `server.tools` changes them later. */
+  readonly tools?: readonly Tool[];
+  /** Direct resources served (URIs must be unique). Default none; see `server.resources`. */
+  readonly resources?: readonly Resource[];
+  /** Resource templates served (URI templates must be unique). Default none. */
+  readonly resourceTemplates?: readonly ResourceTemplate[];
+  /** Prompts served (names must be unique). Default none; see `server.prompts`. */
+  readonly prompts?: readonly Prompt[];
+  /** `serverInfo.title`: a display name. Default none. */
+  readonly title?: string;
+  /** `serverInfo.description`. Default none. */
+  readonly description?: string;
+  /** `serverInfo.icons`. Default none. */
+  readonly icons?: readonly Icon[];
+  /** `serverInfo.websiteUrl` (an `http(s):` URL). Default none. */
+  readonly websiteUrl?: string;
+  /** `instructions` of `initialize` and `server/discover`: how to use the server. Default none. */
+  readonly instructions?: string;
+  /** Items per page of `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`. Default 100. */
+  readonly pageSize?: number;
+  /**
+   * HMAC key (at least 32 bytes) sealing list cursors. Give every node behind one load balancer
+   * the same key so a cursor from one node pages on another. Default: random per process.
+   */
+  readonly cursorSecret?: string | Uint8Array;
+  /** Longest URI a `resources/read` may name; longer is -32602. Default 8 192. */
+  readonly maxUriLength?: number;
+  /** Longest value one resource template variable may match; longer is -32602. Default 1 024. */
+  readonly maxTemplateValueLength?: number;
   /** A registry to share (the caller closes it); default a new one the server owns and closes. */
   readonly registry?: CancellationRegistry;
   /** The MCP endpoint path. Default `"/mcp"`. */
@@ -116,7 +143,10 @@ export interface McpServerOptions {
    * -32000 "Server busy"), `idleTimeoutMs` 30 000.
    */
   readonly workerPool?: WorkerPoolOptions;
-  /** `ttlMs` caching hint on 2026-07-28 `server/discover` and `tools/list` results. Default 60 000. */
+  /**
+   * `ttlMs` caching hint on 2026-07-28 `server/discover`, list and `resources/read` results (a
+   * resource's own `ttlMs` wins). Default 60 000.
+   */
   readonly cacheTtlMs?: number;
 }
 
@@ -200,7 +230,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
   if (typeof options !== "object" || options === null) {
     throw new InvalidOptionError("options", "an object", options);
   }
-  const tools = options.tools;
+  const tools = options.tools ?? [];
   if (!Array.isArray(tools))
     throw new InvalidOptionError("tools", "an array of defineTool() results", tools);
   const names = new Set<string>();

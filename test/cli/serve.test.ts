@@ -35,7 +35,7 @@ describe("serveOptions", () => {
       assert.equal(options.requireSession, false);
       assert.equal(options.metrics, false);
       assert.deepEqual(
-        options.tools.map((tool) => tool.name),
+        (options.tools ?? []).map((tool) => tool.name),
         ["echo", "sleep", "count", "crunch", "stubborn"],
       );
     } finally {

@@ -208,18 +208,17 @@ describe("conduit-behavior.md 8.3 over HTTP", () => {
     await assertAlive();
   });
 
-  test("unknown tools and invalid arguments are -32602 with bounded details", async () => {
+  test("an unknown tool is -32602; invalid arguments are an isError result with bounded details", async () => {
     const unknown = await rpc(url, callBody(1, `x\u0000${"y".repeat(1000)}`, {}));
     assert.equal(unknown.json.error.code, -32602);
     assert.match(unknown.json.error.message, /^Unknown tool: xy+$/);
     assertCleanMessage(unknown.json.error.message);
     const invalid = await rpc(url, callBody(2, "echo", { text: 5 }));
-    assert.equal(invalid.json.error.code, -32602);
-    assert.equal(invalid.json.error.message, "Parameter validation failed");
-    assert.deepEqual(
-      invalid.json.error.data.errors.map((e: { path: string }) => e.path),
-      ["text"],
-    );
+    assert.equal(invalid.json.result.isError, true);
+    assert.match(invalid.json.result.content[0].text, /^Invalid arguments: text: /);
+    const hostileKey = { [`k\u0000${"z".repeat(5000)}`]: 1, text: 5 };
+    const bounded = await rpc(url, callBody(3, "echo", hostileKey));
+    assert.ok(bounded.text.length < 6000, "issues are bounded");
     await assertAlive();
   });
 

@@ -246,7 +246,7 @@ describe("2026-07-28 error ladder over raw HTTP", () => {
     }
   });
 
-  test("handler errors stay 200: unknown tool and bad arguments → -32602, a throwing tool → -32603", async () => {
+  test("handler errors stay 200: unknown tool → -32602, bad arguments → isError, a throwing tool → -32603", async () => {
     const unknown = body(80, "tools/call", { name: "nope", arguments: {} });
     assertError(
       await rpc(url, unknown, headers("tools/call", { "mcp-name": "nope" })),
@@ -255,12 +255,10 @@ describe("2026-07-28 error ladder over raw HTTP", () => {
       80,
     );
     const bad = body(81, "tools/call", { name: "echo", arguments: { text: 5 } });
-    assertError(
-      await rpc(url, bad, headers("tools/call", { "mcp-name": "echo" })),
-      200,
-      -32602,
-      81,
-    );
+    const badAnswer = await rpc(url, bad, headers("tools/call", { "mcp-name": "echo" }));
+    assert.equal(badAnswer.status, 200);
+    assert.equal(badAnswer.json.result.isError, true);
+    assert.equal(badAnswer.json.result.resultType, "complete");
     const boom = body(82, "tools/call", { name: "boom", arguments: {} });
     const answer = await rpc(url, boom, headers("tools/call", { "mcp-name": "boom" }));
     assertError(answer, 200, -32603, 82);

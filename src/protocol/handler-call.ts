@@ -1,0 +1,367 @@
+/**
+ * One handler invocation in flight — a `tools/call`, `resources/read`, `prompts/get` or
+ * `completion/complete`: it is the handler's {@link ToolContext}, the listener of its handle's
+ * abort signal and of its exchange's disconnect. One object per invocation, with methods rather
+ * than per-request closures (the request path is benchmarked: `npm run bench`).
+ *
+ * Lifecycle (docs/architecture.md): running → settled (the handler answered; the answer is
+ * written) or running → cancelled (the exchange is ended at once: a stream without a response, a
+ * JSON exchange with -32800) → released when the handler settles, or abandoned when it is still
+ * running `streamCancelTimeoutMs` later (handle released, late result discarded, `toolKilled`).
+ *
+ * Cancellation follows MCP 2025-11-25 (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation)
+ * and, for 2026-07-28, the stream's closing
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation).
+ */
+import type { RequestHandle, RequestId } from "../cancellation/types.js";
+import { channels } from "../diagnostics.js";
+import {
+  type CancellationSource,
+  ErrorCode,
+  RequestCancelledError,
+  WorkerPoolFullError,
+} from "../errors.js";
+import type { Principal } from "../identity/index.js";
+import type { IsolatedHandler } from "../isolation/isolated-handler.js";
+import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
+import {
+  cancelledResponseJson,
+  errorResponseJson,
+  internalErrorJson,
+  notificationJson,
+  successResponseJson,
+} from "./json-rpc.js";
+import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "./logging.js";
+import type { ResponseSink, SinkListener } from "./response-sink.js";
+import type { ToolContext } from "./tool-context.js";
+
+/** How a handler invocation ended, as counted by `conduit_mcp_tool_calls_total{outcome}`. */
+export type HandlerOutcome = "ok" | "error" | "cancelled" | "killed";
+/** The outcome of a tool call (the same four values). */
+export type ToolOutcome = HandlerOutcome;
+
+/** Which protocol era a request was served in. */
+export type ProtocolEra = "2025-11-25" | "2026-07-28";
+
+/** What an observer learns when a handler starts (and again, with {@link HandlerEnd}, when it ends). */
+export interface HandlerInfo {
+  /** `tools/call`, `resources/read`, `prompts/get` or `completion/complete`. */
+  readonly method: string;
+  /** The tool or prompt name, the resource URI, or the completion reference. */
+  readonly name: string;
+  readonly requestId: RequestId | null;
+  readonly scope: string;
+  readonly sessionId: string | null;
+  readonly protocolEra: ProtocolEra;
+}
+
+/** How a handler ended. */
+export interface HandlerEnd {
+  readonly outcome: HandlerOutcome;
+  /** What the handler threw, or why its result was refused; undefined otherwise. */
+  readonly error?: unknown;
+  /** For `cancelled` and `killed`: which cause aborted the request. */
+  readonly cancellationSource?: CancellationSource;
+}
+
+/** A handler's value turned into a result object, or refused (never sent as is). */
+export type HandlerResult =
+  | {
+      readonly ok: true;
+      readonly result: Record<string, unknown>;
+      /** A tool result with `isError: true`: counted as outcome `error`. */
+      readonly isError?: boolean;
+      /** Why a value was replaced by an error result (e.g. invalid `structuredContent`). */
+      readonly error?: unknown;
+    }
+  | { readonly ok: false; readonly error: unknown };
+
+/** The part of an invocation that differs between methods. */
+export interface HandlerInvocation {
+  readonly method: string;
+  readonly name: string;
+  /** Runs the user's handler with `ctx`. */
+  invoke(ctx: HandlerCall): unknown;
+  /** Checks and shapes its value; `modern` results get `resultType` added by the call itself. */
+  toResult(value: unknown, modern: boolean): HandlerResult;
+}
+
+/** What a call needs from the dispatcher that runs it. */
+export interface HandlerCallHost {
+  readonly streamCancelTimeoutMs: number;
+  readonly cancelOnDisconnect: boolean;
+  /**
+   * Cancels this call's handle alone (disconnect, session end): aborts it at once and records a
+   * row under its scope; namesakes keep running. Resolves whether a row was written.
+   */
+  cancelHandle(handle: RequestHandle, reason: string, source: CancellationSource): Promise<boolean>;
+  /** Untracks then clears; never rejects. */
+  release(call: HandlerCall): Promise<void>;
+  /** Reports the start and the end of every invocation (metrics, error hooks, tracing). */
+  started(call: HandlerCall): void;
+  ended(call: HandlerCall, end: HandlerEnd): void;
+  /** The server's worker pool for isolated tools. */
+  workerPool(): WorkerPool;
+}
+
+/** What {@link HandlerCall} takes. */
+export interface HandlerCallOptions {
+  readonly host: HandlerCallHost;
+  readonly invocation: HandlerInvocation;
+  readonly handle: RequestHandle;
+  readonly sink: ResponseSink;
+  readonly requestId: RequestId | null;
+  readonly scope: string;
+  readonly principal: Principal | null;
+  readonly progressToken?: string | number | undefined;
+  readonly logLevel: LoggingLevel | null;
+  readonly sessionId: string | null;
+  /** A 2026-07-28 request: disconnect always cancels, results carry `resultType`. */
+  readonly modern: boolean;
+}
+
+const RUNNING = 0;
+const SETTLED = 1;
+const CANCELLED = 2;
+const ABANDONED = 3;
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const DISCONNECTED = "client disconnected";
+
+/**
+ * A running handler and its context.
+ *
+ * @example
+ * ```ts
+ * const call = new HandlerCall({ host, invocation, handle, sink, requestId: message.id, scope,
+ *   principal, logLevel: null, sessionId: null, modern: false });
+ * void call.run();
+ * ```
+ */
+export class HandlerCall implements ToolContext, SinkListener {
+  readonly requestId: RequestId | null;
+  readonly scope: string;
+  readonly principal: Principal | null;
+  readonly handle: RequestHandle;
+  readonly invocation: HandlerInvocation;
+  /** The session the call belongs to, for `DELETE`; null without sessions. */
+  readonly sessionId: string | null;
+  readonly modern: boolean;
+  private readonly host: HandlerCallHost;
+  private readonly sink: ResponseSink;
+  private readonly progressToken: string | number | undefined;
+  private readonly logThreshold: number;
+  private lastProgress = Number.NEGATIVE_INFINITY;
+  private state = RUNNING;
+  private timer: NodeJS.Timeout | undefined;
+  /** The worker task of an isolated tool while it runs. */
+  private task: IsolatedTask | null = null;
+  private described: HandlerInfo | null = null;
+
+  constructor(options: HandlerCallOptions) {
+    this.host = options.host;
+    this.invocation = options.invocation;
+    this.handle = options.handle;
+    this.sink = options.sink;
+    this.requestId = options.requestId;
+    this.scope = options.scope;
+    this.principal = options.principal;
+    this.progressToken = options.progressToken;
+    this.modern = options.modern;
+    // 2025 era: no level set → every level. 2026-07-28: no `_meta` logLevel → no log messages
+    // for the request (https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging).
+    this.logThreshold =
+      options.logLevel !== null
+        ? loggingLevelRank(options.logLevel)
+        : options.modern
+          ? Number.POSITIVE_INFINITY
+          : 0;
+    this.sessionId = options.sessionId;
+  }
+
+  /** What observers are told about this call (built on first use, then the same object). */
+  get info(): HandlerInfo {
+    this.described ??= Object.freeze({
+      method: this.invocation.method,
+      name: this.invocation.name,
+      requestId: this.requestId,
+      scope: this.scope,
+      sessionId: this.sessionId,
+      protocolEra: this.modern ? "2026-07-28" : "2025-11-25",
+    });
+    return this.described;
+  }
+
+  /** The request's signal, created on first use (a handler that never reads it costs none). */
+  get signal(): AbortSignal {
+    return this.handle.signal;
+  }
+
+  cancelled(): boolean {
+    return this.handle.aborted;
+  }
+
+  progress(progress: number, total?: number, message?: string): Promise<void> {
+    if (this.state !== RUNNING || this.progressToken === undefined || !this.sink.streamable) {
+      return RESOLVED;
+    }
+    if (typeof progress !== "number" || !Number.isFinite(progress)) return RESOLVED;
+    // MCP 2025-11-25 progress: the value MUST increase with every notification.
+    if (progress <= this.lastProgress) return RESOLVED;
+    this.lastProgress = progress;
+    const params: Record<string, unknown> = { progressToken: this.progressToken, progress };
+    if (typeof total === "number" && Number.isFinite(total)) params.total = total;
+    if (typeof message === "string") params.message = message;
+    return this.sink.notify(notificationJson("notifications/progress", params));
+  }
+
+  log(level: LoggingLevel, data: unknown): Promise<void> {
+    if (this.state !== RUNNING || !this.sink.streamable || !isLoggingLevel(level)) return RESOLVED;
+    if (loggingLevelRank(level) < this.logThreshold) return RESOLVED;
+    let json: string;
+    try {
+      json = notificationJson("notifications/message", { level, data });
+    } catch {
+      return RESOLVED; // not serialisable (cycle, BigInt): dropped rather than thrown into the handler
+    }
+    return this.sink.notify(json);
+  }
+
+  /** Runs the handler and writes its answer, unless the call was cancelled first. Never rejects. */
+  async run(): Promise<void> {
+    this.sink.setListener(this);
+    this.host.started(this);
+    if (this.handle.aborted) {
+      // Cancelled between track and start (a racing cancel): the handler never runs.
+      this.state = CANCELLED;
+      this.sink.cancel(cancelledResponseJson(this.requestId));
+      this.host.ended(this, this.cancelledEnd("cancelled"));
+      await this.host.release(this);
+      return;
+    }
+    this.handle.setAbortListener(this);
+    let json: string;
+    let end: HandlerEnd;
+    try {
+      const checked = this.invocation.toResult(await this.invocation.invoke(this), this.modern);
+      if (checked.ok) {
+        const result = this.modern ? { ...checked.result, resultType: "complete" } : checked.result;
+        json = successResponseJson(this.requestId, JSON.stringify(result));
+        end =
+          checked.isError === true ? { outcome: "error", error: checked.error } : { outcome: "ok" };
+      } else {
+        json = internalErrorJson(this.requestId);
+        end = { outcome: "error", error: checked.error };
+      }
+    } catch (error) {
+      // Never the handler's message or stack on the wire: they may name internals.
+      json =
+        error instanceof WorkerPoolFullError
+          ? errorResponseJson(this.requestId, ErrorCode.ServerError, "Server busy")
+          : internalErrorJson(this.requestId);
+      end = { outcome: "error", error };
+    }
+    this.task = null;
+    this.settle(json, end);
+  }
+
+  /**
+   * Starts an isolated tool in the server's pool; its progress and logs come back through
+   * `this`, and the stream cancel timeout terminates its thread.
+   */
+  runIsolated(handler: IsolatedHandler, args: unknown): Promise<unknown> {
+    const task = this.host.workerPool().start(handler as never, args, {
+      signal: this.signal,
+      requestId: this.requestId,
+      scope: this.scope,
+      onProgress: (progress, total, message) => this.progress(progress, total, message),
+      onLog: (level, data) => this.log(level, data),
+    });
+    this.task = task;
+    return task.result;
+  }
+
+  /** The abort listener (an EventListener object: no closure per call). */
+  handleEvent(): void {
+    if (this.state !== RUNNING) return;
+    this.state = CANCELLED;
+    // The exchange ends now, not when the handler notices.
+    this.sink.cancel(cancelledResponseJson(this.requestId));
+    const timer = setTimeout(abandonCall, this.host.streamCancelTimeoutMs, this);
+    timer.unref();
+    this.timer = timer;
+  }
+
+  /** The exchange lost its client before it ended. */
+  onDisconnect(): void {
+    if (this.state !== RUNNING) return;
+    // 2026-07-28: closing the stream IS the cancellation, whatever `cancelOnDisconnect` says.
+    // cancelHandle aborts the handle before the store write, so the handler's signal fires in
+    // the same tick as the socket's close; the row is recorded next.
+    if (this.modern || this.host.cancelOnDisconnect) this.cancelWith("disconnect", DISCONNECTED);
+  }
+
+  /**
+   * Cancels this call for `source` (a cause that concerns this request alone): its handle aborts
+   * at once and a row is recorded under the call's own scope, so `isCancelled(id, scope)` tells
+   * the truth; a namesake in the same scope (another client reusing the id) keeps running.
+   */
+  cancelWith(source: CancellationSource, reason: string): void {
+    if (this.state !== RUNNING) return;
+    this.host.cancelHandle(this.handle, reason, source).catch(() => {
+      // The store failed after the handle aborted: the request is cancelled all the same.
+    });
+  }
+
+  /** Stream cancel timeout: give up on a handler that ignores its signal. */
+  abandon(): void {
+    if (this.state !== CANCELLED) return;
+    this.state = ABANDONED;
+    this.timer = undefined;
+    // An isolated tool's worker thread is terminated: its CPU-bound code really stops.
+    const terminated = this.task?.kill() ?? false;
+    this.task = null;
+    this.host.ended(this, this.cancelledEnd("killed"));
+    if (channels.toolKilled.hasSubscribers) {
+      channels.toolKilled.publish({
+        tool: this.invocation.name,
+        requestId: this.handle.requestId ?? "",
+        scope: this.scope,
+        terminated,
+      });
+    }
+    void this.host.release(this);
+    // The abandoned handler may never settle: its concurrency slot is given back now, else a
+    // scope calling a stubborn handler would lose its quota for good.
+    this.sink.released?.();
+  }
+
+  private settle(json: string, end: HandlerEnd): void {
+    this.handle.setAbortListener(null);
+    if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
+    if (this.state === CANCELLED) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.host.ended(this, this.cancelledEnd("cancelled"));
+      void this.host.release(this);
+      return;
+    }
+    this.state = SETTLED;
+    this.host.ended(this, end);
+    // Untracked before the answer is written, so a client that got its answer never sees the
+    // request still in flight; the row is cleared afterwards.
+    void this.host.release(this);
+    this.sink.respond(json);
+  }
+
+  private cancelledEnd(outcome: "cancelled" | "killed"): HandlerEnd {
+    const reason: unknown = this.handle.aborted ? this.handle.signal.reason : undefined;
+    return reason instanceof RequestCancelledError
+      ? { outcome, cancellationSource: reason.source }
+      : { outcome };
+  }
+}
+
+function abandonCall(call: HandlerCall): void {
+  call.abandon();
+}
