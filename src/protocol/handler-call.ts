@@ -4,7 +4,7 @@
  * abort signal and of its exchange's disconnect. One object per invocation, with methods rather
  * than per-request closures (the request path is benchmarked: `npm run bench`).
  *
- * Lifecycle (docs/architecture.md): running → settled (the handler answered; the answer is
+ * Lifecycle: running → settled (the handler answered; the answer is
  * written) or running → cancelled (the exchange is ended at once: a stream without a response, a
  * JSON exchange with -32800) → released when the handler settles, or abandoned when it is still
  * running `streamCancelTimeoutMs` later (handle released, late result discarded, `toolKilled`).

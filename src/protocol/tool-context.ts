@@ -1,7 +1,8 @@
 /**
  * What a tool sees of its request. One `AbortSignal` merges every cause of cancellation: a
  * matching `notifications/cancelled` from the same scope, a client disconnect, the end of the
- * session, server shutdown (docs/architecture.md). Its `reason` is a
+ * session, server shutdown
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation). Its `reason` is a
  * `RequestCancelledError` saying which.
  */
 import type { RequestId } from "../cancellation/types.js";
