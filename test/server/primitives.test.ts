@@ -11,6 +11,7 @@ import { z } from "zod";
 
 import { InvalidOptionError } from "../../src/errors.js";
 import { createPrincipal } from "../../src/identity/index.js";
+import { definePrompt } from "../../src/protocol/define-prompt.js";
 import {
   type CollectionChange,
   defineResource,
@@ -118,6 +119,28 @@ function fixtures() {
         name: "pair",
         complete: { b: (value, context) => [`${context.arguments.a}-${value}`] },
         read: ({ variables }) => `${variables.a}+${variables.b}`,
+      }),
+    ],
+    prompts: [
+      definePrompt({
+        name: "review",
+        description: "Review code",
+        arguments: z.object({ code: z.string(), language: z.string().optional() }),
+        complete: {
+          language: (value, context) =>
+            ["python", "pytorch", "perl"].filter(
+              (l) => l.startsWith(value) && context.code !== "none",
+            ),
+        },
+        get: ({ code, language }) => `Review this ${language ?? "code"}: ${code}`,
+      }),
+      definePrompt({
+        name: "slow-prompt",
+        get: async (_args, ctx) => {
+          started.set(`prompt-${String(ctx.requestId)}`, ctx.signal);
+          await sleep(60_000, undefined, { signal: ctx.signal });
+          return "never";
+        },
       }),
     ],
     tools: [
@@ -373,6 +396,59 @@ describe("resources, templates, completion and rich tools over HTTP", () => {
     }
     const unknown = await rpc(url, legacy(3, "tools/call", { name: "nope", arguments: {} }));
     assert.equal(unknown.json.error.code, -32602);
+  });
+
+  test("prompts/list, prompts/get and prompt-argument completion in both eras", async () => {
+    const list = await modernRpc(url, 1, "prompts/list");
+    assert.deepEqual(
+      list.json.result.prompts.map((p: { name: string }) => p.name),
+      ["review", "slow-prompt"],
+    );
+    assert.equal(list.json.result.cacheScope, "public");
+    const got = await rpc(
+      url,
+      legacy(2, "prompts/get", { name: "review", arguments: { code: "x=1", language: "python" } }),
+    );
+    assert.equal(got.json.result.messages[0].content.text, "Review this python: x=1");
+    const bad = await modernRpc(url, 3, "prompts/get", { name: "review", arguments: { code: 5 } });
+    assert.equal(bad.json.error.code, -32602);
+    const unknown = await rpc(url, legacy(4, "prompts/get", { name: "nope" }));
+    assert.equal(unknown.json.error.code, -32602);
+    const done = await modernRpc(url, 5, "completion/complete", {
+      ref: { type: "ref/prompt", name: "review" },
+      argument: { name: "language", value: "py" },
+      context: { arguments: { code: "x" } },
+    });
+    assert.deepEqual(done.json.result.completion, {
+      values: ["python", "pytorch"],
+      total: 2,
+      hasMore: false,
+    });
+  });
+
+  test("a slow prompts/get is cancelled by notifications/cancelled (2025) and by disconnect (2026-07-28)", async () => {
+    const pending = rpc(url, legacy("p-1", "prompts/get", { name: "slow-prompt" }));
+    await until(() => started.has("prompt-p-1"), 3_000, "the prompt to start");
+    assert.equal((await rpc(url, cancelBody("p-1"))).status, 202);
+    assert.equal((await pending).json.error.code, -32800);
+    assert.ok(started.get("prompt-p-1")?.aborted);
+    const { body, headers } = modern(78, "prompts/get", { name: "slow-prompt" });
+    const controller = new AbortController();
+    const modernPending = fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...headers,
+      },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    }).catch(() => null);
+    await until(() => started.has("prompt-78"), 3_000, "the modern prompt to start");
+    controller.abort();
+    await modernPending;
+    await until(() => started.get("prompt-78")?.aborted === true, 2_000, "the signal to abort");
+    await until(() => server.registry.inFlightCount === 0, 2_000, "nothing in flight");
   });
 
   test("a slow resources/read is cancelled by notifications/cancelled (2025) within the stream cancel bounds; another tenant's cancel does nothing", async () => {
