@@ -94,12 +94,28 @@ export {
   type WorkerPoolOptions,
 } from "./isolation/index.js";
 export {
+  type CollectionChange,
+  defineResource,
+  defineResourceTemplate,
+  type HandlerEnd,
+  type HandlerInfo,
+  type HandlerOutcome,
   type Icon,
   LOGGING_LEVELS,
   type LoggingLevel,
   type ParamHeader,
+  type PrimitiveCollection,
   type PrimitiveFields,
   type Prompt,
+  type ReadCaching,
+  type Resource,
+  type ResourceAnnotations,
+  type ResourceContents,
+  type ResourceDefinition,
+  type ResourceReadValue,
+  type ResourceTemplate,
+  type ResourceTemplateDefinition,
+  type VariableCompleter,
   type VisibilityContext,
 } from "./protocol/index.js";
 export { reflectText } from "./reflect.js";
