@@ -1,0 +1,170 @@
+/**
+ * The DispatchObserver: every handler invocation (tool, resource read, prompt get, completion)
+ * reports its start and its end with outcome, error and cancellation source; the method table
+ * takes new methods without a switch.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { CancellationRegistry } from "../../src/cancellation/index.js";
+import {
+  Dispatcher,
+  defineResource,
+  defineResourceTemplate,
+  defineTool,
+  type HandlerEnd,
+  type HandlerInfo,
+  type JsonRpcRequest,
+  type ResponseSink,
+  successResponseJson,
+} from "../../src/protocol/index.js";
+
+class Sink implements ResponseSink {
+  streamable = false;
+  ended = false;
+  lifetime = new AbortController().signal;
+  answer: { json: string; status: number } | null = null;
+  notify(): Promise<void> {
+    return Promise.resolve();
+  }
+  respond(json: string, status = 200): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.answer = { json, status };
+  }
+  cancel(json: string): void {
+    this.respond(json, 200);
+  }
+  setSessionId(): void {}
+  setListener(): void {}
+}
+
+const request = (id: number, method: string, params: object): JsonRpcRequest => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+  params: params as Record<string, unknown>,
+});
+const meta = { scope: "ip:1", principal: null, sessionId: null, logLevel: null };
+
+describe("DispatchObserver and the method table", () => {
+  test("start and end of every handler kind, with outcome, error and cancellation source", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const events: string[] = [];
+    const ends: { info: HandlerInfo; end: HandlerEnd }[] = [];
+    const failure = new Error("boom");
+    const dispatcher = new Dispatcher({
+      name: "t",
+      version: "1",
+      registry,
+      streamCancelTimeoutMs: 30,
+      cancelOnDisconnect: true,
+      tools: [
+        defineTool({ name: "ok", handler: () => "fine" }),
+        defineTool({
+          name: "throws",
+          handler: () => {
+            throw failure;
+          },
+        }),
+        defineTool({ name: "stubborn", handler: () => sleep(200).then(() => "late") }),
+      ],
+      resources: [defineResource({ uri: "x://r", name: "r", read: () => "text" })],
+      resourceTemplates: [
+        defineResourceTemplate({
+          uriTemplate: "x://t/{v}",
+          name: "t",
+          complete: { v: () => ["a"] },
+          read: ({ variables }) => variables.v ?? "",
+        }),
+      ],
+      observer: {
+        handlerStarted: (info) => events.push(`start ${info.method} ${info.name}`),
+        handlerEnded: (info, end) => {
+          events.push(`end ${info.method} ${info.name} ${end.outcome}`);
+          ends.push({ info, end });
+        },
+        toolCall: (tool, outcome) => events.push(`tool ${tool} ${outcome}`),
+      },
+    });
+    const run = (id: number, method: string, params: object) => {
+      const sink = new Sink();
+      return dispatcher.handleRequest(request(id, method, params), meta, sink).then(() => sink);
+    };
+    await run(1, "tools/call", { name: "ok", arguments: {} });
+    await run(2, "tools/call", { name: "throws", arguments: {} });
+    await run(3, "resources/read", { uri: "x://r" });
+    await run(4, "resources/read", { uri: "x://t/7" });
+    await run(5, "completion/complete", {
+      ref: { type: "ref/resource", uri: "x://t/{v}" },
+      argument: { name: "v", value: "" },
+    });
+    const stubborn = run(6, "tools/call", { name: "stubborn", arguments: {} });
+    await sleep(5);
+    await dispatcher.handleNotification(
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 6 } },
+      "ip:1",
+    );
+    await stubborn;
+    await sleep(80); // past the stream cancel timeout: abandoned → killed
+    assert.deepEqual(events, [
+      "start tools/call ok",
+      "tool ok ok",
+      "end tools/call ok ok",
+      "start tools/call throws",
+      "tool throws error",
+      "end tools/call throws error",
+      "start resources/read x://r",
+      "end resources/read x://r ok",
+      "start resources/read x://t/7",
+      "end resources/read x://t/7 ok",
+      "start completion/complete x://t/{v}",
+      "end completion/complete x://t/{v} ok",
+      "start tools/call stubborn",
+      "tool stubborn killed",
+      "end tools/call stubborn killed",
+    ]);
+    const thrown = ends.find((e) => e.info.name === "throws");
+    assert.equal(thrown?.end.error, failure, "the observer gets what the handler threw");
+    const killed = ends.find((e) => e.info.name === "stubborn");
+    assert.equal(killed?.end.cancellationSource, "notification");
+    assert.deepEqual(
+      { ...killed?.info },
+      {
+        method: "tools/call",
+        name: "stubborn",
+        requestId: 6,
+        scope: "ip:1",
+        sessionId: null,
+        protocolEra: "2025-11-25",
+      },
+    );
+    await registry.close();
+  });
+
+  test("a method is added to the table and served in the era it names only", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const dispatcher = new Dispatcher({
+      name: "t",
+      version: "1",
+      registry,
+      streamCancelTimeoutMs: 30,
+      cancelOnDisconnect: true,
+    });
+    dispatcher.defineMethod("example/hello", {
+      eras: "2025",
+      run: (r) => dispatcher.answer(r, successResponseJson(r.id, '{"hello":true}')),
+    });
+    const old = new Sink();
+    await dispatcher.handleRequest(request(1, "example/hello", {}), meta, old);
+    assert.equal(old.answer?.json, '{"jsonrpc":"2.0","id":1,"result":{"hello":true}}');
+    const modern = new Sink();
+    await dispatcher.handleModernRequest(request(2, "example/hello", {}), meta, modern, {
+      clientCapabilities: {},
+    });
+    assert.equal(modern.answer?.status, 404);
+    assert.equal(registry.inFlightCount, 0);
+    await registry.close();
+  });
+});
