@@ -1,11 +1,14 @@
 /**
- * The node:http request listener: routing (`/mcp`, `/health`, `/metrics`), Host/Origin checks,
- * auth, negotiation, the bounded body, classification, sessions, the scope, then the dispatcher
- * (DESIGN.md, "A request's way"). Everything from the network is hostile: the listener never
- * throws, never reflects a header, never leaks internals.
+ * The request core: routing (`/mcp`, `/health`, `/metrics`), Host/Origin checks, auth,
+ * negotiation, admission under the scope's bounds, the bounded body, classification, sessions,
+ * then the dispatcher — as named steps over the transport-neutral request of transport.ts, so
+ * that every door (node:http in node-door.ts, a web `fetch` handler) shares them.
+ *
+ * Everything from the network is hostile: the core never throws at the transport, never
+ * reflects a header, never leaks internals, and refuses what it can before reading a body.
+ * See docs/architecture.md for a request's way through the layers.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 
 import type { CancellationRegistry } from "../cancellation/index.js";
 import { ErrorCode } from "../errors.js";
@@ -24,7 +27,6 @@ import {
   classifyMessage,
   type Dispatcher,
   errorResponseJson,
-  type JsonRpcNotification,
   type JsonRpcRequest,
   type LoggingLevel,
   looksModernVersion,
@@ -37,11 +39,12 @@ import { type ExchangeLimits, HttpExchange } from "./exchange.js";
 import { methodLabel, type ServerMetrics } from "./metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
 import type { OriginPolicy } from "./origin-policy.js";
-import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
-import { ACQUIRED, type LimitOutcome, SCOPE_LIMIT } from "./scope-limiter.js";
-import { failResponse, writeEmpty, writeJson } from "./write-response.js";
+import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge } from "./read-body.js";
+import { ACQUIRED, type LimitOutcome, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";
+import type { RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
+import { writeEmpty, writeJson, writeText } from "./write-response.js";
 
-/** Everything the listener needs, resolved once by the server. */
+/** Everything the core needs, resolved once by the server. */
 export interface EndpointConfig {
   readonly path: string;
   readonly dispatcher: Dispatcher;
@@ -56,9 +59,17 @@ export interface EndpointConfig {
   /** Per-scope (and global) counters of running requests and of request-scoped SSE streams. */
   readonly limits: ExchangeLimits;
   readonly keepAliveMs: number;
+  /** Most bytes an SSE stream may have waiting for a slow client before it is cut. */
+  readonly maxStreamBufferBytes: number;
   readonly metrics: ServerMetrics | null;
   /** True once close() began: new requests get 503. */
   readonly closing: () => boolean;
+}
+
+/** The transport-neutral request core. */
+export interface RequestCore {
+  /** Answers one request on `target`. Rejects only on a bug (the door then answers 500). */
+  handle(input: RequestInput, target: ResponseTarget): Promise<void>;
 }
 
 const HEALTH_JSON = '{"status":"ok"}';
@@ -96,366 +107,484 @@ const METHOD_NOT_ALLOWED = errorResponseJson(null, ErrorCode.ServerError, "Metho
 const SHUTTING_DOWN = errorResponseJson(null, ErrorCode.InternalError, "Server is shutting down");
 const INVALID_REQUEST = "Invalid JSON-RPC 2.0 request";
 
-/** Where a connection keeps its anonymous scope (see `anonymousScope`). */
-const IP_SCOPE = Symbol("conduit-mcp.ipScope");
-type ScopedSocket = Socket & { [IP_SCOPE]?: string };
+const BEARER: ResponseHeaders = Object.freeze({ "www-authenticate": "Bearer" });
+const RETRY_SOON: ResponseHeaders = Object.freeze({ "retry-after": "1" });
 
 /**
- * Builds the request listener.
+ * A scope at its request bound may still send small messages — a `notifications/cancelled` is
+ * how it frees a unit — at most this many at once, each at most {@link NOTICE_BYTES} (declared
+ * up front); a request among them is refused once read. Bounds what a scope over its bound can
+ * make the server buffer.
+ */
+const NOTICES_PER_SCOPE = 8;
+const NOTICES_TOTAL = 1_024;
+const NOTICE_BYTES = 4_096;
+
+/** Returned by a step that answered (refused) the request itself. */
+const ANSWERED: unique symbol = Symbol("conduit-mcp.answered");
+type Answered = typeof ANSWERED;
+
+/**
+ * The unit a POST holds from before its body is read: a request unit of the scope it comes
+ * from, or — for a scope at its bound — a notice unit (small messages only).
+ */
+interface Admission {
+  readonly origin: string;
+  /** A notice unit, not a request unit: only a notification may follow. */
+  readonly notice: boolean;
+  /** Why the scope's request unit was refused (for a request read on a notice unit). */
+  readonly refusal: LimitOutcome;
+  /** Set once an exchange took the unit over (it gives it back when the request settles). */
+  handedOver: boolean;
+}
+
+/** The session a 2025-era request presented, once validated. */
+interface SessionContext {
+  readonly sessionId: string | null;
+  readonly logLevel: LoggingLevel | null;
+}
+/** A request or a notification, classified. */
+type JsonRpcMessage = Extract<ClassifiedMessage, { kind: "request" | "notification" }>;
+
+const NO_SESSION: SessionContext = Object.freeze({ sessionId: null, logLevel: null });
+
+/**
+ * Builds the request core.
  *
  * @example
  * ```ts
- * const listener = createRequestListener(config);
- * http.createServer(listener).listen(3000);
+ * const core = createRequestCore(config);
+ * http.createServer(createNodeListener(core)).listen(3000);
  * ```
  */
-export function createRequestListener(
-  config: EndpointConfig,
-): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRequestCore(config: EndpointConfig): RequestCore {
   const { path, dispatcher, sessions, authenticate, metrics, originPolicy, limits } = config;
   const recorder = metrics === null ? null : metrics.recordRequest;
   const allowHeader = sessions === null ? "POST" : "POST, DELETE";
+  const notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL);
+  /** The anonymous scope of a connection, when it depends only on the connection. */
+  const connectionScopes = new WeakMap<object, string>();
 
   /** A whole answer, counted in the metrics. */
-  function reply(res: ServerResponse, status: number, json: string, method: string | null): void {
+  function reply(
+    target: ResponseTarget,
+    status: number,
+    json: string,
+    method: string | null,
+    headers?: ResponseHeaders,
+  ): void {
     recorder?.(methodLabel(method), status);
-    writeJson(res, status, json);
+    writeJson(target, status, json, null, headers);
+  }
+
+  /** A refusal before the body was read: the body is never read (the connection may close). */
+  function refuseUnread(
+    input: RequestInput,
+    target: ResponseTarget,
+    status: number,
+    json: string,
+    headers?: ResponseHeaders,
+  ): Answered {
+    input.body.skip();
+    reply(target, status, json, null, headers);
+    return ANSWERED;
+  }
+
+  /** 202 with no body: an accepted (or deliberately dropped) notification. */
+  function accepted(target: ResponseTarget, method: string): void {
+    recorder?.(methodLabel(method), 202);
+    writeEmpty(target, 202);
+  }
+
+  /** 429 (scope bound) or 503 (global bound), with `Retry-After` and the request's id. */
+  function refuseBusy(
+    target: ResponseTarget,
+    outcome: LimitOutcome,
+    id: JsonRpcRequest["id"] | null,
+    method: string | null,
+  ): void {
+    const json = errorResponseJson(id, ErrorCode.ServerError, TOO_MANY);
+    reply(target, outcome === SCOPE_LIMIT ? 429 : 503, json, method, RETRY_SOON);
   }
 
   /**
-   * The `ip:` scope of a request without session or principal. It depends only on the socket
-   * unless a trusted proxy's X-Forwarded-For is read, so it is computed once per connection and
-   * kept on the socket: keep-alive clients pay for address parsing once, not per request.
+   * The `ip:` scope of a request without principal (nor session). It depends only on the
+   * connection unless a trusted proxy's X-Forwarded-For is read, so it is computed once per
+   * connection: keep-alive clients pay for address parsing once, not per request.
    */
-  function anonymousScope(req: IncomingMessage): string {
-    const forwarded = req.headers["x-forwarded-for"];
-    const perSocket = forwarded === undefined || config.trustProxy === TRUST_NONE;
-    if (perSocket) {
-      const cached = (req.socket as ScopedSocket)[IP_SCOPE];
+  function anonymousScope(input: RequestInput): string {
+    const forwarded = input.headers["x-forwarded-for"];
+    const perConnection =
+      input.connection !== null && (forwarded === undefined || config.trustProxy === TRUST_NONE);
+    if (perConnection) {
+      const cached = connectionScopes.get(input.connection as object);
       if (cached !== undefined) return cached;
     }
-    const address = clientAddress(req.socket.remoteAddress, forwarded, config.trustProxy) ?? null;
+    const address = clientAddress(input.remoteAddress, forwarded, config.trustProxy) ?? null;
     const scope = scopeOf({ sessionId: null, principal: null, address });
-    if (perSocket) (req.socket as ScopedSocket)[IP_SCOPE] = scope;
+    if (perConnection) connectionScopes.set(input.connection as object, scope);
     return scope;
   }
 
-  async function authenticated(
-    req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<Principal | null | false> {
-    if (authenticate === null) return null;
-    const principal = await authenticate(req);
-    if (principal !== null) return principal;
-    res.setHeader("www-authenticate", "Bearer");
-    reply(res, 401, UNAUTHORIZED, null);
-    return false;
+  /** The scope a request comes from: its principal, else its client's IP bucket. */
+  function originScope(input: RequestInput, principal: Principal | null): string {
+    return principalId(principal) === null
+      ? anonymousScope(input)
+      : scopeOf({ sessionId: null, principal, address: null });
   }
 
-  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (config.closing()) {
-      res.setHeader("connection", "close");
-      return reply(res, 503, SHUTTING_DOWN, null);
+  /** Step: the principal (null without auth), or 401 before the body is read. */
+  async function authenticated(
+    input: RequestInput,
+    target: ResponseTarget,
+  ): Promise<Principal | null | Answered> {
+    if (authenticate === null) return null;
+    const principal = await authenticate(input.native as IncomingMessage);
+    if (principal !== null) return principal;
+    return refuseUnread(input, target, 401, UNAUTHORIZED, BEARER);
+  }
+
+  /** Step: what the client accepts, or 415 / 406 / 413 before the body is read. */
+  function negotiated(input: RequestInput, target: ResponseTarget): number | Answered {
+    const headers = input.headers;
+    if (!isJsonContentType(single(headers["content-type"]))) {
+      return refuseUnread(input, target, 415, BAD_CONTENT_TYPE);
     }
-    const principal = await authenticated(req, res);
-    if (principal === false) return;
-    const headers = req.headers;
-    if (!isJsonContentType(headers["content-type"])) return reply(res, 415, BAD_CONTENT_TYPE, null);
-    const accepts = acceptedMediaTypes(headers.accept);
-    if (accepts === 0) return reply(res, 406, NOT_ACCEPTABLE, null);
-    if (declaredTooLarge(headers["content-length"], config.maxBodyBytes)) {
-      // Refused before reading: the connection is closed rather than drained.
-      res.setHeader("connection", "close");
-      return reply(res, 413, TOO_LARGE, null);
+    const accepts = acceptedMediaTypes(single(headers.accept));
+    if (accepts === 0) return refuseUnread(input, target, 406, NOT_ACCEPTABLE);
+    if (declaredTooLarge(single(headers["content-length"]), config.maxBodyBytes)) {
+      return refuseUnread(input, target, 413, TOO_LARGE);
     }
-    let body: Buffer | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT;
+    return accepts;
+  }
+
+  /**
+   * Step: admission under the origin scope's bounds, before the body is read. A scope at its
+   * bound gets a notice unit for a small declared body (a cancel can still get through), else
+   * 429 (its own bound) or 503 (the global one) at once, the body unread.
+   */
+  function admitted(
+    input: RequestInput,
+    target: ResponseTarget,
+    origin: string,
+  ): Admission | Answered {
+    const outcome = limits.requests.tryAcquire(origin);
+    if (outcome === ACQUIRED)
+      return { origin, notice: false, refusal: ACQUIRED, handedOver: false };
+    const length = Number(single(input.headers["content-length"]));
+    if (length <= NOTICE_BYTES && notices.tryAcquire(origin) === ACQUIRED) {
+      return { origin, notice: true, refusal: outcome, handedOver: false };
+    }
+    input.body.skip();
+    refuseBusy(target, outcome, null, null);
+    return ANSWERED;
+  }
+
+  function giveBack(admission: Admission): void {
+    if (admission.handedOver) return;
+    if (admission.notice) notices.release(admission.origin);
+    else limits.requests.release(admission.origin);
+  }
+
+  /** Step: the body, parsed and classified; or 413 / 408 / 400, or nothing if the client left. */
+  async function readMessage(
+    input: RequestInput,
+    target: ResponseTarget,
+  ): Promise<Exclude<ClassifiedMessage, { kind: "invalid" }> | Answered> {
+    let body: Awaited<ReturnType<RequestInput["body"]["read"]>>;
     try {
-      body = await readBody(req, config.maxBodyBytes, config.bodyTimeoutMs);
+      body = await input.body.read(config.maxBodyBytes, config.bodyTimeoutMs);
     } catch {
-      return; // the client went away mid-body: nobody to answer
+      return ANSWERED; // the client went away mid-body: nobody to answer
     }
-    if (body === BODY_TOO_LARGE) {
+    if (body === BODY_TOO_LARGE || body === BODY_TIMEOUT) {
       // The rest of the body is never read: the connection closes after the answer.
-      res.setHeader("connection", "close");
-      return reply(res, 413, TOO_LARGE, null);
-    }
-    if (body === BODY_TIMEOUT) {
-      // A client trickling its body is cut off (issue 6): 408, then the connection closes.
-      res.setHeader("connection", "close");
-      return reply(res, 408, BODY_TIMED_OUT, null);
+      target.closeAfterAnswer();
+      reply(
+        target,
+        body === BODY_TOO_LARGE ? 413 : 408,
+        body === BODY_TOO_LARGE ? TOO_LARGE : BODY_TIMED_OUT,
+        null,
+      );
+      return ANSWERED;
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString("utf8"));
     } catch {
-      return reply(res, 400, PARSE_ERROR, null);
+      reply(target, 400, PARSE_ERROR, null);
+      return ANSWERED;
     }
     const classified = classifyMessage(parsed);
     if (classified.kind === "invalid") {
-      return reply(
-        res,
-        400,
-        errorResponseJson(classified.id, ErrorCode.InvalidRequest, INVALID_REQUEST),
-        null,
-      );
+      const json = errorResponseJson(classified.id, ErrorCode.InvalidRequest, INVALID_REQUEST);
+      reply(target, 400, json, null);
+      return ANSWERED;
     }
-    if (classified.kind === "response") {
-      // conduit-mcp sends no requests to clients: a response is accepted and ignored.
-      recorder?.("none", 202);
-      return writeEmpty(res, 202);
-    }
-    const method = classified.message.method;
-    // Era, decided once, body first (mcp-protocol.md B.8): a `_meta` protocolVersion claim makes
-    // the request modern, whatever else it carries (an `Mcp-Session-Id` is ignored, B.3).
-    if (modernClaim(classified.message.params) !== undefined) {
-      return modern(
-        req,
-        res,
-        classified.message,
-        classified.kind === "request",
-        principal,
-        accepts,
-      );
-    }
-    const headerVersion = single(headers["mcp-protocol-version"]);
-    const era = classifyEra(headerVersion);
-    if (era.era === "rejected") {
-      // A modern version in the header but no claim in the body: a modern message missing its
-      // envelope (C.4), not a 2025 one. Checked only here, so the 2025 path pays nothing for it.
-      if (headerVersion !== undefined && looksModernVersion(headerVersion)) {
-        if (classified.kind === "notification") return accepted(res, method);
-        return reply(res, 400, missingEnvelopeJson(classified.message.id), method);
-      }
-      return reply(res, era.status, era.json, method);
-    }
-
-    // Sessions (2025 era): a presented id must exist and belong to this principal.
-    let sessionId: string | null = null;
-    let logLevel: LoggingLevel | null = null;
-    if (sessions !== null) {
-      const presented = single(headers["mcp-session-id"]);
-      if (presented !== undefined) {
-        const session = isWellFormedSessionId(presented)
-          ? await sessions.store.get(presented)
-          : undefined;
-        if (session === undefined || session.principalId !== principalId(principal)) {
-          return reply(res, 404, SESSION_NOT_FOUND, method);
-        }
-        sessionId = presented;
-        logLevel = session.logLevel as LoggingLevel | null;
-      } else if (sessions.required && !isInitialize(classified)) {
-        return reply(res, 400, SESSION_REQUIRED, method);
-      }
-    }
-
-    // The scope, fixed once before dispatch: session > principal > client IP bucket.
-    const scope =
-      sessionId === null && principalId(principal) === null
-        ? anonymousScope(req)
-        : scopeOf({ sessionId, principal, address: null });
-
-    if (classified.kind === "notification") {
-      // Notifications are never refused by the concurrency bounds: a cancel is how a client at
-      // its bound (or a server at the global one) frees units. Each is answered at once, and a
-      // cancel flood is bounded by the registry's per-scope row cap (conduit-behavior.md §1.5).
-      const error = await dispatcher.handleNotification(classified.message, scope);
-      if (error === null) {
-        recorder?.(methodLabel(method), 202);
-        return writeEmpty(res, 202);
-      }
-      // conduit-behavior.md 8.3 #59: a refused notification is answered 200 with the error.
-      return reply(res, 200, error, method);
-    }
-
-    const request = classified.message;
-    const exchange = admit(res, scope, request, accepts);
-    if (exchange === null) return;
-    try {
-      await dispatcher.handleRequest(request, { scope, principal, sessionId, logLevel }, exchange);
-    } finally {
-      exchange.released();
-    }
+    return classified;
   }
 
   /**
-   * Admission under the scope's bounds (issue 6, "Abuse"): one request unit of the scope, and
-   * for a `tools/call` whose client accepts SSE one stream unit too. Without a stream unit the
-   * call still runs when the client accepts JSON — answered with one JSON body, its
-   * notifications dropped — and is refused when it accepts only SSE. Refusals are at once:
-   * 429 (the scope's bound) or 503 (the global bound), `Retry-After: 1`, -32000 with the id.
+   * Step (2025 era): a presented session must exist and belong to this principal (404), and
+   * one is required when the server says so (400).
    */
-  function admit(
-    res: ServerResponse,
-    scope: string,
+  async function sessionOf(
+    input: RequestInput,
+    target: ResponseTarget,
+    classified: ClassifiedMessage,
+    principal: Principal | null,
+    method: string,
+  ): Promise<SessionContext | Answered> {
+    if (sessions === null) return NO_SESSION;
+    const presented = single(input.headers["mcp-session-id"]);
+    if (presented === undefined) {
+      if (sessions.required && !isInitialize(classified)) {
+        reply(target, 400, SESSION_REQUIRED, method);
+        return ANSWERED;
+      }
+      return NO_SESSION;
+    }
+    const session = isWellFormedSessionId(presented)
+      ? await sessions.store.get(presented)
+      : undefined;
+    if (session === undefined || session.principalId !== principalId(principal)) {
+      reply(target, 404, SESSION_NOT_FOUND, method);
+      return ANSWERED;
+    }
+    return { sessionId: presented, logLevel: session.logLevel as LoggingLevel | null };
+  }
+
+  /**
+   * Step: the exchange of an admitted request. A session's request also takes a unit of the
+   * session's own scope; a `tools/call` whose client accepts SSE takes a stream unit — without
+   * one the call still runs when the client accepts JSON (one JSON body, its notifications
+   * dropped) and is refused when it accepts only SSE. The exchange takes the admission over.
+   */
+  function opened(
+    input: RequestInput,
+    target: ResponseTarget,
+    admission: Admission,
+    sessionScope: string | null,
     request: JsonRpcRequest,
     accepts: number,
   ): HttpExchange | null {
-    const admitted = limits.requests.tryAcquire(scope);
-    if (admitted !== ACQUIRED) {
-      refuse(res, admitted, request.id, request.method);
+    if (admission.notice) {
+      // Read on a notice unit: the scope is at its bound, and this is a request.
+      refuseBusy(target, admission.refusal, request.id, request.method);
       return null;
     }
-    let sse = (accepts & ACCEPTS_SSE) !== 0;
-    let stream = false;
-    if (sse && request.method === "tools/call") {
-      stream = limits.streams.tryAcquire(scope) === ACQUIRED;
-      if (!stream) {
-        if ((accepts & ACCEPTS_JSON) === 0) {
-          limits.requests.release(scope);
-          refuse(res, SCOPE_LIMIT, request.id, request.method);
-          return null;
-        }
-        sse = false;
+    if (sessionScope !== null) {
+      const outcome = limits.sessionRequests.tryAcquire(sessionScope);
+      if (outcome !== ACQUIRED) {
+        refuseBusy(target, outcome, request.id, request.method);
+        return null;
       }
     }
-    const exchange = new HttpExchange(
-      res,
-      (accepts & ACCEPTS_JSON) !== 0,
-      sse,
-      config.keepAliveMs,
-      recorder === null ? null : recorder,
-      methodLabel(request.method),
-    );
-    exchange.hold(limits, scope, stream);
+    const scope = sessionScope ?? admission.origin;
+    let sse = (accepts & ACCEPTS_SSE) !== 0;
+    let stream: string | null = null;
+    if (sse && request.method === "tools/call") {
+      if (limits.streams.tryAcquire(scope) === ACQUIRED) stream = scope;
+      else if ((accepts & ACCEPTS_JSON) === 0) {
+        if (sessionScope !== null) limits.sessionRequests.release(sessionScope);
+        refuseBusy(target, SCOPE_LIMIT, request.id, request.method);
+        return null;
+      } else sse = false;
+    }
+    const exchange = new HttpExchange({
+      target,
+      closed: input.closed,
+      jsonAccepted: (accepts & ACCEPTS_JSON) !== 0,
+      sseAccepted: sse,
+      keepAliveMs: config.keepAliveMs,
+      maxBufferedBytes: config.maxStreamBufferBytes,
+      recorder,
+      method: methodLabel(request.method),
+    });
+    exchange.hold(limits, { origin: admission.origin, session: sessionScope, stream });
+    admission.handedOver = true;
     return exchange;
   }
 
-  /** 429 (scope bound) or 503 (global bound), with `Retry-After` and the request's id. */
-  function refuse(
-    res: ServerResponse,
-    outcome: LimitOutcome,
-    id: JsonRpcRequest["id"] | null,
-    method: string,
-  ): void {
-    res.setHeader("retry-after", "1");
-    reply(
-      res,
-      outcome === SCOPE_LIMIT ? 429 : 503,
-      errorResponseJson(id, ErrorCode.ServerError, TOO_MANY),
-      method,
-    );
+  async function post(input: RequestInput, target: ResponseTarget): Promise<void> {
+    if (config.closing()) {
+      target.closeAfterAnswer();
+      refuseUnread(input, target, 503, SHUTTING_DOWN);
+      return;
+    }
+    const principal = await authenticated(input, target);
+    if (principal === ANSWERED) return;
+    const accepts = negotiated(input, target);
+    if (accepts === ANSWERED) return;
+    const admission = admitted(input, target, originScope(input, principal));
+    if (admission === ANSWERED) return;
+    try {
+      const classified = await readMessage(input, target);
+      if (classified === ANSWERED) return;
+      if (classified.kind === "response") {
+        // conduit-mcp sends no requests to clients: a response is accepted and ignored.
+        recorder?.("none", 202);
+        return writeEmpty(target, 202);
+      }
+      // The era, decided once, body first: a `_meta` protocolVersion claim makes the request
+      // modern, whatever else it carries (an `Mcp-Session-Id` is ignored).
+      if (modernClaim(classified.message.params) !== undefined) {
+        return await modern(input, target, classified, principal, accepts, admission);
+      }
+      return await legacy(input, target, classified, principal, accepts, admission);
+    } finally {
+      giveBack(admission);
+    }
   }
 
-  /** 202 with no body: an accepted (or deliberately dropped) notification. */
-  function accepted(res: ServerResponse, method: string): void {
-    recorder?.(methodLabel(method), 202);
-    writeEmpty(res, 202);
+  /** A 2025-era message (or one whose era the headers reject). */
+  async function legacy(
+    input: RequestInput,
+    target: ResponseTarget,
+    classified: JsonRpcMessage,
+    principal: Principal | null,
+    accepts: number,
+    admission: Admission,
+  ): Promise<void> {
+    const method = classified.message.method;
+    const headerVersion = single(input.headers["mcp-protocol-version"]);
+    const era = classifyEra(headerVersion);
+    if (era.era === "rejected") {
+      // A modern version in the header but no claim in the body: a modern message missing its
+      // envelope, not a 2025 one. Checked only here, so the 2025 path pays nothing for it.
+      if (headerVersion !== undefined && looksModernVersion(headerVersion)) {
+        if (classified.kind === "notification") return accepted(target, method);
+        return reply(target, 400, missingEnvelopeJson(classified.message.id), method);
+      }
+      return reply(target, era.status, era.json, method);
+    }
+    const session = await sessionOf(input, target, classified, principal, method);
+    if (session === ANSWERED) return;
+    // The scope, fixed once before dispatch: session > principal > client IP bucket.
+    const sessionScope =
+      session.sessionId === null
+        ? null
+        : scopeOf({ sessionId: session.sessionId, principal: null, address: null });
+    const scope = sessionScope ?? admission.origin;
+
+    if (classified.kind === "notification") {
+      // Answered at once; a cancel flood is bounded by the registry's per-scope row quota.
+      const error = await dispatcher.handleNotification(classified.message, scope);
+      if (error === null) return accepted(target, method);
+      // A refused notification is answered 200 with the error.
+      return reply(target, 200, error, method);
+    }
+    const request = classified.message;
+    const exchange = opened(input, target, admission, sessionScope, request, accepts);
+    if (exchange === null) return;
+    try {
+      await dispatcher.handleRequest(
+        request,
+        { scope, principal, sessionId: session.sessionId, logLevel: session.logLevel },
+        exchange,
+      );
+    } finally {
+      exchange.releaseSlots();
+    }
   }
 
   /**
    * A 2026-07-28 message. Notifications are answered 202 and dropped (the revision defines none
-   * over HTTP: closing the stream is the cancel, B.4). Requests climb the error ladder
+   * over HTTP: closing the stream is the cancel). Requests climb the error ladder
    * (modern-envelope.ts), then run without a session: the scope is the principal, else the
-   * client's IP bucket (DESIGN.md, "Request model").
+   * client's IP bucket.
    */
   async function modern(
-    req: IncomingMessage,
-    res: ServerResponse,
-    message: JsonRpcRequest | JsonRpcNotification,
-    isRequest: boolean,
+    input: RequestInput,
+    target: ResponseTarget,
+    classified: JsonRpcMessage,
     principal: Principal | null,
     accepts: number,
+    admission: Admission,
   ): Promise<void> {
-    const method = message.method;
-    if (!isRequest) return accepted(res, method);
-    const request = message as JsonRpcRequest;
-    const headers = req.headers;
+    const method = classified.message.method;
+    if (classified.kind !== "request") return accepted(target, method);
+    const request = classified.message;
+    const headers = input.headers;
     const envelope = checkModernRequest(request, {
       protocolVersion: single(headers["mcp-protocol-version"]),
       method: single(headers["mcp-method"]),
       name: single(headers["mcp-name"]),
-      all: req.headersDistinct,
+      all: input.headersDistinct,
     });
-    if (!envelope.ok) return reply(res, envelope.status, envelope.json, method);
-    const scope =
-      principalId(principal) === null
-        ? anonymousScope(req)
-        : scopeOf({ sessionId: null, principal, address: null });
-    const exchange = admit(res, scope, request, accepts);
+    if (!envelope.ok) return reply(target, envelope.status, envelope.json, method);
+    const exchange = opened(input, target, admission, null, request, accepts);
     if (exchange === null) return;
     // A long modern call gets its stream (and keep-alive comments) even before any progress.
     if (method === "tools/call") exchange.keepAliveWhilePending();
     try {
       await dispatcher.handleModernRequest(
         request,
-        { scope, principal, sessionId: null, logLevel: envelope.logLevel },
+        { scope: admission.origin, principal, sessionId: null, logLevel: envelope.logLevel },
         exchange,
         envelope,
       );
     } finally {
-      exchange.released();
+      exchange.releaseSlots();
     }
   }
 
-  async function remove(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** `DELETE`: ends the caller's session and cancels its calls. */
+  async function remove(input: RequestInput, target: ResponseTarget): Promise<void> {
     if (sessions === null) {
-      res.setHeader("allow", allowHeader);
-      return reply(res, 405, METHOD_NOT_ALLOWED, null);
+      refuseUnread(input, target, 405, METHOD_NOT_ALLOWED, { allow: allowHeader });
+      return;
     }
-    const principal = await authenticated(req, res);
-    if (principal === false) return;
-    const presented = single(req.headers["mcp-session-id"]);
-    if (presented === undefined) return reply(res, 400, SESSION_REQUIRED, null);
+    const principal = await authenticated(input, target);
+    if (principal === ANSWERED) return;
+    input.body.skip();
+    const presented = single(input.headers["mcp-session-id"]);
+    if (presented === undefined) return reply(target, 400, SESSION_REQUIRED, null);
     const session = isWellFormedSessionId(presented)
       ? await sessions.store.get(presented)
       : undefined;
     if (session === undefined || session.principalId !== principalId(principal)) {
-      return reply(res, 404, SESSION_NOT_FOUND, null);
+      return reply(target, 404, SESSION_NOT_FOUND, null);
     }
     await sessions.store.delete(presented);
-    // Ending the session cancels its in-flight requests (conduit-mcp's addition to the original).
+    // Ending the session cancels its in-flight requests.
     dispatcher.cancelSession(presented);
     recorder?.("none", 204);
-    writeEmpty(res, 204);
+    writeEmpty(target, 204);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? "/";
-    const query = url.indexOf("?");
-    const route = query === -1 ? url : url.slice(0, query);
+  async function handle(input: RequestInput, target: ResponseTarget): Promise<void> {
+    const route = input.path;
+    const headers = input.headers as IncomingHttpHeaders;
     if (route === path) {
-      if (!originPolicy.allows(req.headers)) return reply(res, 403, FORBIDDEN, null);
-      switch (req.method) {
+      if (!originPolicy.allows(headers)) {
+        refuseUnread(input, target, 403, FORBIDDEN);
+        return;
+      }
+      switch (input.method) {
         case "POST":
-          return post(req, res);
+          return post(input, target);
         case "DELETE":
-          return remove(req, res);
+          return remove(input, target);
         default:
-          // No standalone GET stream (issue 3): 405, as mcp-protocol.md A.3 allows.
-          res.setHeader("allow", allowHeader);
-          return reply(res, 405, METHOD_NOT_ALLOWED, null);
+          // No standalone GET stream: 405, as the transport allows.
+          refuseUnread(input, target, 405, METHOD_NOT_ALLOWED, { allow: allowHeader });
+          return;
       }
     }
-    if (route === "/health" && (req.method === "GET" || req.method === "HEAD")) {
-      return writeJson(res, 200, HEALTH_JSON);
+    input.body.skip();
+    if (route === "/health" && (input.method === "GET" || input.method === "HEAD")) {
+      return writeJson(target, 200, HEALTH_JSON);
     }
-    if (route === "/metrics" && metrics !== null && req.method === "GET") {
-      if (!originPolicy.allows(req.headers)) return writeJson(res, 403, FORBIDDEN);
+    if (route === "/metrics" && metrics !== null && input.method === "GET") {
+      if (!originPolicy.allows(headers)) return writeJson(target, 403, FORBIDDEN);
       const text = await metrics.render(config.registry);
-      res.writeHead(200, {
-        "content-type": "text/plain; version=0.0.4; charset=utf-8",
-        "content-length": Buffer.byteLength(text),
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      });
-      res.end(text);
-      return;
+      return writeText(target, 200, text, "text/plain; version=0.0.4; charset=utf-8");
     }
-    res.writeHead(404, {
-      "content-type": "text/plain; charset=utf-8",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    });
-    res.end("Not found");
+    writeText(target, 404, "Not found");
   }
 
-  return function conduitMcpListener(req: IncomingMessage, res: ServerResponse): void {
-    try {
-      handle(req, res).catch(() => failResponse(res));
-    } catch {
-      failResponse(res);
-    }
-  };
+  return { handle };
 }
 
 function isInitialize(classified: ClassifiedMessage): boolean {

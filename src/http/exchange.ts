@@ -1,182 +1,228 @@
 /**
- * One HTTP exchange of a request: the {@link ResponseSink} of the node:http transport.
+ * One HTTP exchange of a request: the {@link ResponseSink} of the HTTP transports, over the
+ * transport-neutral {@link ResponseTarget} and {@link CloseSignal} (transport.ts).
  *
- * Lazy upgrade (the lead's decision for issue 3): the answer is one JSON body unless, while the
- * client accepts `text/event-stream`, the tool emits a notification related to the request; at
- * the first one the exchange becomes a request-scoped SSE stream (headers written then), carries
- * the notifications, then the response, then ends (mcp-protocol.md A.3). Every write is guarded:
- * once the exchange ended (answered, cancelled, client gone) nothing more is written. Keep-alive
- * comments run only while a stream is open and stop the instant it ends.
+ * Lazy upgrade: the answer is one JSON body unless, while the client accepts
+ * `text/event-stream`, the tool emits a notification related to the request; at the first one
+ * the exchange becomes a request-scoped SSE stream (headers written then), carries the
+ * notifications, then the response, then ends
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server).
+ * Every write is guarded: once the exchange ended (answered, cancelled, client gone) nothing
+ * more is written. Keep-alive comments run only while a stream is open.
+ *
+ * A hang-up is never lost: the exchange remembers that its client went away (even before it was
+ * created, or before a listener was attached) and tells a listener attached later at once. A
+ * client that does not read its stream is cut off once `maxBufferedBytes` wait for it.
  */
-import type { ServerResponse } from "node:http";
-
 import type { HandleLifetime } from "../cancellation/types.js";
-
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
 import type { ScopeLimiter } from "./scope-limiter.js";
+import type { CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
 /** Records how an exchange ended (metrics). */
 export type ExchangeRecorder = (method: string, status: number) => void;
 
 /**
- * The per-scope counters an exchange holds a unit of while its request runs (issue 6).
+ * The per-scope counters an exchange holds units of while its request runs.
  *
  * @example
  * ```ts
- * const limits: ExchangeLimits = { requests: new ScopeLimiter(64, 10_000), streams: new ScopeLimiter(32, 10_000) };
+ * const limits: ExchangeLimits = {
+ *   requests: new ScopeLimiter(64, 10_000),
+ *   sessionRequests: new ScopeLimiter(64, Number.POSITIVE_INFINITY),
+ *   streams: new ScopeLimiter(32, Number.POSITIVE_INFINITY),
+ * };
  * ```
  */
 export interface ExchangeLimits {
+  /** Requests per scope they come from (principal or IP bucket), and in all. */
   readonly requests: ScopeLimiter;
+  /** Requests per session (each also holds a unit of `requests`, which bounds the total). */
+  readonly sessionRequests: ScopeLimiter;
+  /** Request-scoped SSE streams per scope. */
   readonly streams: ScopeLimiter;
+}
+
+/** What a request holds while it runs (see {@link HttpExchange.hold}). */
+export interface HeldUnits {
+  /** A request unit of the scope the request comes from (its principal or address). */
+  readonly origin: string;
+  /** A request unit of its session's scope too, or null. */
+  readonly session: string | null;
+  /** A stream unit of this scope, or null. */
+  readonly stream: string | null;
+}
+
+/** What {@link HttpExchange} is built from. */
+export interface HttpExchangeOptions {
+  readonly target: ResponseTarget;
+  readonly closed: CloseSignal;
+  /** The client accepts `application/json`. */
+  readonly jsonAccepted: boolean;
+  /** The client accepts `text/event-stream` (and may get a stream). */
+  readonly sseAccepted: boolean;
+  /** Interval of keep-alive comments on an open stream; 0 = none. */
+  readonly keepAliveMs: number;
+  /** Most bytes a stream may have waiting for a slow client before it is cut. */
+  readonly maxBufferedBytes: number;
+  readonly recorder: ExchangeRecorder | null;
+  /** The request's method, as the metrics label it. */
+  readonly method: string;
 }
 
 const PENDING = 0;
 const STREAMING = 1;
 const DONE = 2;
 
+/** Status recorded for a client that went away before its answer (nginx's convention). */
+const CLIENT_GONE = 499;
 const RESOLVED: Promise<void> = Promise.resolve();
-const EXCHANGE = Symbol("conduit-mcp.exchange");
 const KEEP_ALIVE = ": keepalive\n\n";
-/** One shared reason: `abort()` without one would build a DOMException (and its stack) per request. */
 
-type TaggedResponse = ServerResponse & { [EXCHANGE]?: HttpExchange };
+/** The exchange as a handle's lifetime: it ends once the answer is done or the client left. */
+class ExchangeLifetime implements HandleLifetime {
+  private readonly exchange: HttpExchange;
+  constructor(exchange: HttpExchange) {
+    this.exchange = exchange;
+  }
+  get aborted(): boolean {
+    return this.exchange.ended;
+  }
+}
 
 /**
- * The node:http sink of one request.
+ * The HTTP sink of one request.
  *
  * @example
  * ```ts
- * const exchange = new HttpExchange(res, true, true, 15_000, null, "tools/call");
+ * const exchange = new HttpExchange({ target, closed: input.closed, jsonAccepted: true,
+ *   sseAccepted: true, keepAliveMs: 15_000, maxBufferedBytes: 1_048_576, recorder: null,
+ *   method: "tools/call" });
  * await dispatcher.handleRequest(message, meta, exchange);
  * ```
  */
 export class HttpExchange implements ResponseSink {
   readonly streamable: boolean;
-  private readonly res: ServerResponse;
+  private readonly target: ResponseTarget;
   private readonly jsonAccepted: boolean;
   private readonly keepAliveMs: number;
+  private readonly maxBufferedBytes: number;
   private readonly recorder: ExchangeRecorder | null;
   private readonly method: string;
   private state = PENDING;
+  /** The client went away before the exchange ended (remembered for a late listener). */
+  private disconnected = false;
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
-  /** What the request holds (see {@link hold}); null once given back. */
+  private life: ExchangeLifetime | null = null;
+  /** What the request holds; null once given back. */
   private limits: ExchangeLimits | null = null;
-  private heldScope = "";
-  private heldStream = false;
+  private held: HeldUnits | null = null;
+  /** One waiter for a drain, shared by every backpressured write. */
+  private drain: Promise<void> | null = null;
+  private wakeDrain: (() => void) | null = null;
 
-  constructor(
-    res: ServerResponse,
-    jsonAccepted: boolean,
-    sseAccepted: boolean,
-    keepAliveMs: number,
-    recorder: ExchangeRecorder | null,
-    method: string,
-  ) {
-    this.res = res;
-    this.jsonAccepted = jsonAccepted;
-    this.streamable = sseAccepted;
-    this.keepAliveMs = keepAliveMs;
-    this.recorder = recorder;
-    this.method = method;
-    (res as TaggedResponse)[EXCHANGE] = this;
-    // A module-level listener (its `this` is the response): no closure per exchange.
-    res.once("close", onResponseClose);
-    if (res.destroyed) this.closed();
+  constructor(options: HttpExchangeOptions) {
+    this.target = options.target;
+    this.jsonAccepted = options.jsonAccepted;
+    this.streamable = options.sseAccepted;
+    this.keepAliveMs = options.keepAliveMs;
+    this.maxBufferedBytes = options.maxBufferedBytes;
+    this.recorder = options.recorder;
+    this.method = options.method;
+    // Told at once when the client already left (during auth, the body, a session lookup).
+    options.closed.onClose(() => this.clientGone());
   }
 
+  /** True once the exchange ended (answered, cancelled, or the client went away). */
   get ended(): boolean {
     return this.state === DONE;
   }
 
-  /** The exchange is its handle's lifetime: it has ended once the answer is done or the client left. */
+  /** The handle's lifetime (see {@link ResponseSink.lifetime}); made on first use. */
   get lifetime(): HandleLifetime {
-    return this;
-  }
-
-  /** Whether the exchange has ended (read by the registry's dead-handle sweep). */
-  get aborted(): boolean {
-    return this.state === DONE;
+    this.life ??= new ExchangeLifetime(this);
+    return this.life;
   }
 
   setSessionId(id: string): void {
     this.sessionId = id;
   }
 
+  /**
+   * Attaches the listener of the call in flight. When the client already went away, it is told
+   * at once: a hang-up at any moment before the answer reaches the call.
+   */
   setListener(listener: SinkListener | null): void {
     this.listener = listener;
+    if (listener !== null && this.disconnected) listener.onDisconnect();
   }
 
   /**
-   * Records that the request holds one request unit of `scope` in `limits` (and one stream unit
-   * when `stream`), given back once by {@link released}.
+   * Records the units the request holds in `limits`, given back once by {@link releaseSlots}.
    */
-  hold(limits: ExchangeLimits, scope: string, stream: boolean): void {
+  hold(limits: ExchangeLimits, units: HeldUnits): void {
     this.limits = limits;
-    this.heldScope = scope;
-    this.heldStream = stream;
+    this.held = units;
   }
 
   /**
-   * Gives back what {@link hold} recorded, exactly once: the endpoint calls it in `finally` when
-   * the dispatch settles, and the protocol layer when it abandons a call whose handler never
-   * settles. Every later call is a no-op.
+   * Gives back what {@link hold} recorded, exactly once: the core calls it when the dispatch
+   * settles, and the protocol layer when it abandons a call whose handler never settles.
    */
-  released(): void {
+  releaseSlots(): void {
     const limits = this.limits;
-    if (limits === null) return;
+    const held = this.held;
+    if (limits === null || held === null) return;
     this.limits = null;
-    limits.requests.release(this.heldScope);
-    if (this.heldStream) limits.streams.release(this.heldScope);
+    this.held = null;
+    limits.requests.release(held.origin);
+    if (held.session !== null) limits.sessionRequests.release(held.session);
+    if (held.stream !== null) limits.streams.release(held.stream);
   }
 
   notify(json: string): Promise<void> {
     if (this.state === DONE || !this.streamable) return RESOLVED;
     if (this.state === PENDING) this.openStream();
-    if (this.res.write(`event: message\ndata: ${json}\n\n`)) return RESOLVED;
+    if (this.target.write(`event: message\ndata: ${json}\n\n`)) return RESOLVED;
+    if (this.target.bufferedBytes > this.maxBufferedBytes) {
+      // The client is not reading: the stream is cut rather than buffered without bound.
+      this.cut();
+      return RESOLVED;
+    }
     return this.drained();
   }
 
-  respond(json: string, status = 200, headers?: Readonly<Record<string, string>>): void {
+  respond(json: string, status = 200, headers?: ResponseHeaders): void {
     if (this.state === DONE) return;
     if (this.state === PENDING && (this.jsonAccepted || status !== 200)) {
       this.finish(status);
-      writeJson(this.res, status, json, this.sessionId, headers);
+      writeJson(this.target, status, json, this.sessionId, headers);
       return;
     }
     // A client that accepts only event streams gets the answer as a one-event stream.
     if (this.state === PENDING) this.openStream();
     this.finish(200);
-    this.res.end(`event: message\ndata: ${json}\n\n`);
+    this.target.end(`event: message\ndata: ${json}\n\n`);
   }
 
   cancel(json: string): void {
     if (this.state === DONE) return;
     if (this.state === STREAMING) {
-      // A cancelled stream ends without a response (mcp-protocol.md E.3).
+      // A cancelled stream ends without a response.
       this.finish(200);
-      this.res.end();
+      this.target.end();
       return;
     }
     this.respond(json);
   }
 
-  /** The response closed: a disconnect unless the exchange had already ended. */
-  closed(): void {
-    if (this.state === DONE) return;
-    const wasStreaming = this.state === STREAMING;
-    this.finish(wasStreaming ? 200 : 499);
-    this.listener?.onDisconnect();
-  }
-
   /**
    * For calls that may run long (2026-07-28 `tools/call`): when the exchange is still waiting
    * `keepAliveMs` from now and the client accepts a stream, it becomes a stream and starts its
-   * keep-alive comments (mcp-protocol.md B.3: encouraged on long streams), so proxies do not
-   * reap a silent call. One unref'd timer, cleared when the exchange ends.
+   * keep-alive comments, so proxies do not reap a silent call. One unref'd timer.
    */
   keepAliveWhilePending(): void {
     if (!this.streamable || this.state !== PENDING) return;
@@ -190,12 +236,29 @@ export class HttpExchange implements ResponseSink {
   upgrade(): void {
     if (this.state !== PENDING) return;
     this.openStream();
-    this.res.write(KEEP_ALIVE);
+    this.target.write(KEEP_ALIVE);
   }
 
-  /** Writes a keep-alive comment (timer callback). */
+  /** Writes a keep-alive comment (timer callback); none while the client is behind. */
   ping(): void {
-    if (this.state === STREAMING) this.res.write(KEEP_ALIVE);
+    if (this.state === STREAMING && this.target.bufferedBytes === 0) {
+      this.target.write(KEEP_ALIVE);
+    }
+  }
+
+  /** The way back closed: a disconnect unless the exchange had already ended. */
+  private clientGone(): void {
+    if (this.state === DONE) return;
+    this.finish(this.state === STREAMING ? 200 : CLIENT_GONE);
+    this.disconnected = true;
+    this.wake();
+    this.listener?.onDisconnect();
+  }
+
+  /** Ends a stream whose client does not read: a disconnect, then the connection is dropped. */
+  private cut(): void {
+    this.clientGone();
+    this.target.destroy();
   }
 
   private openStream(): void {
@@ -204,12 +267,12 @@ export class HttpExchange implements ResponseSink {
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
       "x-frame-options": "DENY",
-      // Reverse proxies (nginx) must not buffer a request-scoped stream (mcp-protocol.md B.3).
+      // Reverse proxies (nginx) must not buffer a request-scoped stream.
       "x-accel-buffering": "no",
     };
     if (this.sessionId !== null) headers["mcp-session-id"] = this.sessionId;
-    this.res.writeHead(200, headers);
-    this.res.flushHeaders();
+    this.target.writeHead(200, headers);
+    this.target.flushHeaders();
     this.state = STREAMING;
     if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
       const timer = setInterval(pingExchange, this.keepAliveMs, this);
@@ -224,25 +287,27 @@ export class HttpExchange implements ResponseSink {
       clearInterval(this.keepAlive);
       this.keepAlive = undefined;
     }
+    this.wake();
     this.recorder?.(this.method, status);
   }
 
+  /** Resolves once the client took the buffered bytes, or the exchange ended. */
   private drained(): Promise<void> {
-    const res = this.res;
-    return new Promise((resolve) => {
-      const done = (): void => {
-        res.removeListener("drain", done);
-        res.removeListener("close", done);
-        resolve();
-      };
-      res.once("drain", done);
-      res.once("close", done);
-    });
+    if (this.drain === null) {
+      this.drain = new Promise((resolve) => {
+        this.wakeDrain = resolve;
+      });
+      this.target.onDrain(() => this.wake());
+    }
+    return this.drain;
   }
-}
 
-function onResponseClose(this: ServerResponse): void {
-  (this as TaggedResponse)[EXCHANGE]?.closed();
+  private wake(): void {
+    const wake = this.wakeDrain;
+    this.drain = null;
+    this.wakeDrain = null;
+    wake?.();
+  }
 }
 
 function upgradeExchange(exchange: HttpExchange): void {

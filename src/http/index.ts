@@ -1,6 +1,6 @@
 /**
- * The node:http transport: the request listener, the exchange (JSON or request-scoped SSE),
- * negotiation, body limits, Host/Origin checks, auth and metrics.
+ * The HTTP transport: the transport-neutral request core and its node:http door, the exchange
+ * (JSON or request-scoped SSE), negotiation, body limits, Host/Origin checks, auth and metrics.
  *
  * @example
  * ```ts
@@ -14,8 +14,14 @@ export {
   bearerToken,
   createAuthenticator,
 } from "./authenticate.js";
-export { createRequestListener, type EndpointConfig } from "./endpoint.js";
-export { type ExchangeLimits, type ExchangeRecorder, HttpExchange } from "./exchange.js";
+export { createRequestCore, type EndpointConfig, type RequestCore } from "./endpoint.js";
+export {
+  type ExchangeLimits,
+  type ExchangeRecorder,
+  type HeldUnits,
+  HttpExchange,
+  type HttpExchangeOptions,
+} from "./exchange.js";
 export { methodLabel, ServerMetrics } from "./metrics.js";
 export {
   ACCEPTS_JSON,
@@ -23,6 +29,7 @@ export {
   acceptedMediaTypes,
   isJsonContentType,
 } from "./negotiation.js";
+export { createNodeListener, type NodeRequestListener } from "./node-door.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
 export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
 export {
@@ -32,4 +39,13 @@ export {
   SCOPE_LIMIT,
   ScopeLimiter,
 } from "./scope-limiter.js";
-export { failResponse, writeEmpty, writeJson } from "./write-response.js";
+export type {
+  BodyOutcome,
+  BodySource,
+  CloseSignal,
+  RequestHeaders,
+  RequestInput,
+  ResponseHeaders,
+  ResponseTarget,
+} from "./transport.js";
+export { failResponse, writeEmpty, writeJson, writeText } from "./write-response.js";

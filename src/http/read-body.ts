@@ -1,7 +1,7 @@
 /**
  * Bounded request-body reading. A declared `Content-Length` over the limit is refused before a
  * byte is read; otherwise the limit is enforced while streaming (chunked bodies), so a hostile
- * client can never make the server buffer more than `limit` bytes (issue 3: "body over 1 MiB → 413").
+ * client can never make the server buffer more than `limit` bytes (413 beyond).
  */
 import type { IncomingMessage } from "node:http";
 
@@ -45,6 +45,11 @@ export function readBody(
   timeoutMs = 0,
 ): Promise<Buffer | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT> {
   return new Promise((resolve, reject) => {
+    // Gone already (e.g. while an async `verify` ran): its 'close' will not come again.
+    if (req.destroyed) {
+      reject(new Error("request closed before its body was read"));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let timer: NodeJS.Timeout | undefined;

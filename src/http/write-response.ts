@@ -1,26 +1,26 @@
 /**
- * Writing whole responses with the security headers every answer carries (conduit-behavior.md
- * §6.1: `nosniff`, `DENY`, `no-store`), in one `writeHead` so the headers are built once.
+ * Writing whole answers with the security headers every answer carries (`nosniff`, `DENY`,
+ * `no-store`), in one `writeHead` so the headers are built once. Transport-neutral: they write
+ * to a {@link ResponseTarget}.
  */
-import type { ServerResponse } from "node:http";
-
 import { ErrorCode } from "../errors.js";
 import { errorResponseJson } from "../protocol/index.js";
+import type { ResponseHeaders, ResponseTarget } from "./transport.js";
 
 /**
  * Writes a complete JSON response, with the session id header and `extra` headers when given.
  *
  * @example
  * ```ts
- * writeJson(res, 200, '{"status":"ok"}');
+ * writeJson(target, 200, '{"status":"ok"}');
  * ```
  */
 export function writeJson(
-  res: ServerResponse,
+  target: ResponseTarget,
   status: number,
   json: string,
   sessionId: string | null = null,
-  extra?: Readonly<Record<string, string>>,
+  extra?: ResponseHeaders,
 ): void {
   // Extra headers first, so none of them can replace the type, length or security headers.
   const headers: Record<string, string | number> = {
@@ -32,8 +32,8 @@ export function writeJson(
     "x-frame-options": "DENY",
   };
   if (sessionId !== null) headers["mcp-session-id"] = sessionId;
-  res.writeHead(status, headers);
-  res.end(json);
+  target.writeHead(status, headers);
+  target.end(json);
 }
 
 /**
@@ -41,39 +41,64 @@ export function writeJson(
  *
  * @example
  * ```ts
- * writeEmpty(res, 202);
+ * writeEmpty(target, 202);
  * ```
  */
-export function writeEmpty(res: ServerResponse, status: number): void {
-  res.writeHead(status, {
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-  });
-  res.end();
+export function writeEmpty(target: ResponseTarget, status: number): void {
+  target.writeHead(status, EMPTY_HEADERS);
+  target.end();
 }
 
 /**
- * Last resort for an unexpected failure: a generic 500 if nothing was sent yet, else the
- * connection is destroyed (never a half-written answer, never internals).
+ * Writes a complete plain-text response (`/metrics`, the 404 of unknown paths).
  *
  * @example
  * ```ts
- * handle(req, res).catch(() => failResponse(res));
+ * writeText(target, 404, "Not found");
  * ```
  */
-export function failResponse(res: ServerResponse): void {
+export function writeText(
+  target: ResponseTarget,
+  status: number,
+  text: string,
+  contentType = "text/plain; charset=utf-8",
+): void {
+  target.writeHead(status, {
+    "content-type": contentType,
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+  });
+  target.end(text);
+}
+
+const EMPTY_HEADERS: ResponseHeaders = Object.freeze({
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+});
+
+/**
+ * Last resort for an unexpected failure: a generic 500 if nothing was sent yet, else the
+ * connection is dropped (never a half-written answer, never internals).
+ *
+ * @example
+ * ```ts
+ * core.handle(input, target).catch(() => failResponse(target));
+ * ```
+ */
+export function failResponse(target: ResponseTarget): void {
   try {
-    if (!res.headersSent) {
+    if (!target.headersSent) {
       writeJson(
-        res,
+        target,
         500,
         errorResponseJson(null, ErrorCode.InternalError, "Internal server error"),
       );
-    } else if (!res.writableEnded) {
-      res.destroy();
+    } else if (!target.ended) {
+      target.destroy();
     }
   } catch {
-    res.destroy();
+    target.destroy();
   }
 }

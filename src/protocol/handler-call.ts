@@ -333,7 +333,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     void this.host.release(this);
     // The abandoned handler may never settle: its concurrency slot is given back now, else a
     // scope calling a stubborn handler would lose its quota for good.
-    this.sink.released?.();
+    this.sink.releaseSlots?.();
   }
 
   private settle(json: string, end: HandlerEnd): void {

@@ -2,7 +2,7 @@
  * The contract between the protocol layer and a transport for one request's exchange. The
  * protocol layer decides *what* to send; the sink decides *how* (one JSON body, or a
  * request-scoped SSE stream opened lazily at the first related notification) and guards every
- * write, so that nothing is ever written after the exchange ended (mcp-protocol.md E.3).
+ * write, so that nothing is ever written after the exchange ended.
  */
 import type { HandleLifetime } from "../cancellation/types.js";
 
@@ -27,8 +27,9 @@ export interface ResponseSink {
   /** True once the exchange ended (answered, cancelled, or the client went away). */
   readonly ended: boolean;
   /**
-   * Aborts when the exchange ends; given to `registry.track` as the handle's `lifetime`, so a
-   * handle whose exchange is gone counts as dead for the janitor's sweep.
+   * Its `aborted` turns true when the exchange ends, whichever way (an answer included); given
+   * to `registry.track` as the handle's `lifetime`, so a handle whose exchange is over counts as
+   * dead for the janitor's sweep.
    */
   readonly lifetime: HandleLifetime;
   /** Sends a notification (JSON text). Resolves when written or dropped; never rejects. */
@@ -46,7 +47,11 @@ export interface ResponseSink {
   cancel(json: string): void;
   /** Attaches the session id header to the answer (initialize with sessions on). */
   setSessionId(id: string): void;
-  /** Who to tell about a disconnect (one listener; the call in flight). */
+  /**
+   * Who to tell about a disconnect (one listener; the call in flight). A client that already
+   * went away is reported to the listener at once, so a hang-up before the call attached its
+   * listener is never lost.
+   */
   setListener(listener: SinkListener | null): void;
   /**
    * The protocol layer is done with the request even though its handler may still be running
@@ -54,5 +59,5 @@ export interface ResponseSink {
    * request held (its concurrency slots). Optional; the transport must make it idempotent,
    * because it also releases when the dispatch settles.
    */
-  released?(): void;
+  releaseSlots?(): void;
 }

@@ -3,15 +3,18 @@
  * worker pool of isolated tools and the node:http listener, and owns the lifecycle (listen,
  * graceful close).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 
 import { CancellationRegistry } from "../cancellation/index.js";
 import { InvalidOptionError, RequestCancelledError } from "../errors.js";
 import {
   createAuthenticator,
-  createRequestListener,
+  createNodeListener,
+  createRequestCore,
+  type ExchangeLimits,
   isLoopbackListenHost,
+  type NodeRequestListener,
   OriginPolicy,
   ScopeLimiter,
   ServerMetrics,
@@ -56,8 +59,12 @@ export interface ListenAddress {
  * ```
  */
 export interface McpServer {
-  /** The node:http request listener (usable with any `http.Server`). */
-  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * The node:http request listener (usable with any `http.Server`). Register its
+   * `checkContinue` on the server's `'checkContinue'` event too, so that `100 Continue` is sent
+   * only to requests that passed their checks (listen() does).
+   */
+  readonly handler: NodeRequestListener;
   /** Starts an HTTP server. Defaults: host `127.0.0.1`, port 0 (a free port). */
   listen(options?: { host?: string; port?: number }): Promise<ListenAddress>;
   /**
@@ -128,7 +135,7 @@ export function createMcpServer(options: McpServerOptions = {}): McpServer {
 }
 
 class ConduitMcpServer implements McpServer {
-  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly handler: NodeRequestListener;
   readonly registry: CancellationRegistry;
   readonly tools: PrimitiveCollection<Tool>;
   readonly resources: PrimitiveCollection<Resource>;
@@ -144,7 +151,9 @@ class ConduitMcpServer implements McpServer {
   private readonly closeGraceMs: number;
   private readonly headersTimeoutMs: number;
   private readonly requestTimeoutMs: number;
-  private readonly limits: { readonly requests: ScopeLimiter; readonly streams: ScopeLimiter };
+  private readonly keepAliveTimeoutMs: number;
+  private readonly maxConnections: number;
+  private readonly limits: ExchangeLimits;
   /** The worker pool of isolated tools: the server's, created on the first isolated call. */
   private pool: WorkerPool | null = null;
   private httpServer: Server | null = null;
@@ -163,11 +172,18 @@ class ConduitMcpServer implements McpServer {
     this.closeGraceMs = options.closeGraceMs;
     this.headersTimeoutMs = options.headersTimeoutMs;
     this.requestTimeoutMs = options.requestTimeoutMs;
-    // Streams are a subset of requests, so the global request bound bounds them too.
+    this.keepAliveTimeoutMs = options.keepAliveTimeoutMs;
+    this.maxConnections = options.maxConnections;
+    // Every request holds a unit of the scope it comes from (principal or IP bucket), which
+    // carries the global bound; session requests and streams are subsets of those requests.
     this.limits = {
       requests: new ScopeLimiter(
         options.maxConcurrentRequestsPerScope,
         options.maxConcurrentRequests,
+      ),
+      sessionRequests: new ScopeLimiter(
+        options.maxConcurrentRequestsPerScope,
+        Number.POSITIVE_INFINITY,
       ),
       streams: new ScopeLimiter(options.maxOpenStreamsPerScope, Number.POSITIVE_INFINITY),
     };
@@ -243,7 +259,7 @@ class ConduitMcpServer implements McpServer {
     this.resources = this.dispatcher.resources;
     this.resourceTemplates = this.dispatcher.resourceTemplates;
     this.prompts = this.dispatcher.prompts;
-    this.handler = createRequestListener({
+    const core = createRequestCore({
       path: options.path,
       dispatcher: this.dispatcher,
       registry: this.registry,
@@ -258,9 +274,11 @@ class ConduitMcpServer implements McpServer {
       bodyTimeoutMs: options.bodyTimeoutMs,
       limits: this.limits,
       keepAliveMs: options.keepAliveMs,
+      maxStreamBufferBytes: options.maxStreamBufferBytes,
       metrics: this.metrics,
       closing: () => this.closing,
     });
+    this.handler = createNodeListener(core);
     this.path = options.path;
   }
 
@@ -296,6 +314,16 @@ class ConduitMcpServer implements McpServer {
       },
       this.handler,
     );
+    // Keep-alive: longer than common load balancers' idle timeouts, so the balancer (not the
+    // server) closes an idle connection and never reuses one the server is closing.
+    server.keepAliveTimeout = this.keepAliveTimeoutMs;
+    // Beyond this many open connections node closes new ones at once.
+    server.maxConnections = this.maxConnections;
+    // `100 Continue` only once the request passed its checks (the core sends it when it reads).
+    server.on("checkContinue", this.handler.checkContinue);
+    // A connection that never sends a byte is closed after `headersTimeoutMs` (node's header
+    // timeout starts only with a request's first byte).
+    server.on("connection", closeIfSilent(this.headersTimeoutMs));
     this.httpServer = server;
     return new Promise((resolve, reject) => {
       const onError = (error: Error): void => {
@@ -407,6 +435,17 @@ function boundedInteger(
     throw new InvalidOptionError(option, `an integer from ${min} to ${max}`, value);
   }
   return value;
+}
+
+/** A `'connection'` listener closing a socket that sent nothing within `ms`. */
+function closeIfSilent(ms: number): (socket: Socket) => void {
+  return (socket) => {
+    const timer = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, ms);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
+  };
 }
 
 function delay(ms: number): Promise<void> {

@@ -135,6 +135,22 @@ export interface McpServerOptions {
   readonly keepAliveMs?: number;
   /** How long close() lets running requests finish before aborting them. Default 5 000 ms. */
   readonly closeGraceMs?: number;
+  /**
+   * Most bytes an SSE stream may have buffered for a client that does not read it; beyond, the
+   * stream is cut and the call cancelled as on a disconnect. Default 1 048 576.
+   */
+  readonly maxStreamBufferBytes?: number;
+  /**
+   * How long an idle keep-alive connection stays open (node's `server.keepAliveTimeout`, set by
+   * listen()). Longer than common load balancers' idle timeouts (60 s), so the balancer closes
+   * idle connections first and never sends on one the server is closing. Default 65 000 ms.
+   */
+  readonly keepAliveTimeoutMs?: number;
+  /**
+   * Most connections open at once (node's `server.maxConnections`, set by listen()); beyond,
+   * node closes new connections at once. Default 10 000.
+   */
+  readonly maxConnections?: number;
   /** Serve `GET /metrics` (Prometheus text). Default false. */
   readonly metrics?: boolean;
   /**
@@ -178,6 +194,9 @@ export interface ResolvedOptions {
   readonly streamCancelTimeoutMs: number;
   readonly keepAliveMs: number;
   readonly closeGraceMs: number;
+  readonly maxStreamBufferBytes: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxConnections: number;
   readonly metrics: boolean;
   readonly workerPool: WorkerPoolOptions;
   readonly cacheTtlMs: number;
@@ -201,6 +220,9 @@ export const DEFAULTS = Object.freeze({
   streamCancelTimeoutMs: 5_000,
   keepAliveMs: 15_000,
   closeGraceMs: 5_000,
+  maxStreamBufferBytes: 1_048_576,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 10_000,
   cacheTtlMs: 60_000,
 });
 
@@ -375,6 +397,21 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     ),
     keepAliveMs: nonNegativeInteger(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
     closeGraceMs: nonNegativeInteger(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
+    maxStreamBufferBytes: positiveInteger(
+      options.maxStreamBufferBytes,
+      "maxStreamBufferBytes",
+      DEFAULTS.maxStreamBufferBytes,
+    ),
+    keepAliveTimeoutMs: positiveTimer(
+      options.keepAliveTimeoutMs,
+      "keepAliveTimeoutMs",
+      DEFAULTS.keepAliveTimeoutMs,
+    ),
+    maxConnections: positiveInteger(
+      options.maxConnections,
+      "maxConnections",
+      DEFAULTS.maxConnections,
+    ),
     metrics: optionalBoolean(options.metrics, "metrics") ?? false,
     workerPool: checkWorkerPool(options.workerPool),
     cacheTtlMs: nonNegativeInteger(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),

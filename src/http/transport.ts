@@ -1,0 +1,99 @@
+/**
+ * What the request core (endpoint.ts) needs from a transport, and nothing more: a small,
+ * transport-neutral description of one HTTP request and of the way back. The node:http door
+ * (node-door.ts) adapts `IncomingMessage`/`ServerResponse` to it; another door (a web-standard
+ * `fetch` handler) adapts `Request`/`Response` the same way and shares every step of the core.
+ */
+import type { BODY_TIMEOUT, BODY_TOO_LARGE } from "./read-body.js";
+
+/** Request headers, names in lower case (the shape of node's `IncomingHttpHeaders`). */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** What {@link BodySource.read} resolves. */
+export type BodyOutcome = Buffer | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT;
+
+/** The request body, read only once the request passed every check that needs no body. */
+export interface BodySource {
+  /**
+   * Reads the whole body, at most `limit` bytes, within `timeoutMs` of the start (0 = no limit):
+   * the bytes, {@link BODY_TOO_LARGE} as soon as the limit is crossed, or {@link BODY_TIMEOUT}.
+   * Rejects when the client went away. A client that sent `Expect: 100-continue` is told to
+   * continue here, and only here.
+   */
+  read(limit: number, timeoutMs: number): Promise<BodyOutcome>;
+  /**
+   * The answer goes out without the body being read (a refusal): a transport that would have
+   * to read and discard it to keep the connection (HTTP/1.1) closes the connection instead.
+   */
+  skip(): void;
+}
+
+/** Tells whether, and when, the way back to the client closed. */
+export interface CloseSignal {
+  /** True once the response's connection (or stream) closed, before or after the answer. */
+  readonly closed: boolean;
+  /**
+   * Calls `listener` once when it closes — at once (synchronously) when it already has, so a
+   * listener attached late never misses a close.
+   */
+  onClose(listener: () => void): void;
+}
+
+/** One request as the core sees it. */
+export interface RequestInput {
+  /** The HTTP method, upper case. */
+  readonly method: string;
+  /** The request target without its query string. */
+  readonly path: string;
+  readonly headers: RequestHeaders;
+  /**
+   * Every header with each of its values apart (a repeated header is not joined), names in lower
+   * case: node's `headersDistinct`, a `Headers` object's entries.
+   */
+  readonly headersDistinct: Readonly<Record<string, readonly string[] | undefined>>;
+  /** The peer's address as the socket reports it (before any `X-Forwarded-For`). */
+  readonly remoteAddress: string | undefined;
+  readonly body: BodySource;
+  /** The response's way back closing: a client hang-up before the answer is a disconnect. */
+  readonly closed: CloseSignal;
+  /**
+   * An object that lives as long as the connection (node: the socket), for facts the core
+   * caches per connection; null when the transport has none.
+   */
+  readonly connection: object | null;
+  /**
+   * The transport's own request object (node: the `IncomingMessage`), handed to hooks written
+   * for that transport (auth's `verify`).
+   */
+  readonly native: unknown;
+}
+
+/** Headers of an answer. */
+export type ResponseHeaders = Readonly<Record<string, string | number>>;
+
+/**
+ * The way back to the client: a whole answer, or a stream written in parts. Every method is
+ * called at most in this order: `writeHead` (once), `write`/`flushHeaders` (a stream), `end`.
+ */
+export interface ResponseTarget {
+  /** Whether the status line and headers went out (or were committed). */
+  readonly headersSent: boolean;
+  /** Whether `end` was called. */
+  readonly ended: boolean;
+  /** Sets the status and headers. */
+  writeHead(status: number, headers: ResponseHeaders): void;
+  /** Sends the headers now (a stream opened before its first event). */
+  flushHeaders(): void;
+  /** Writes part of the body; false when the client is not keeping up (the part is buffered). */
+  write(chunk: string): boolean;
+  /** Bytes written and still buffered because the client has not taken them. */
+  readonly bufferedBytes: number;
+  /** Ends the answer, with a last part. */
+  end(chunk?: string): void;
+  /** Calls `listener` once when the buffered bytes were taken (or the client went away). */
+  onDrain(listener: () => void): void;
+  /** The connection ends after this answer (HTTP/1.1 `Connection: close`). */
+  closeAfterAnswer(): void;
+  /** Drops the connection at once (a stream cut, a broken answer). */
+  destroy(): void;
+}
