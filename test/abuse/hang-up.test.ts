@@ -76,7 +76,7 @@ describe("a hang-up at any moment before the answer cancels the call", () => {
       auth: {
         verify: async () => {
           await verifying.wait();
-          return { id: "alice" };
+          return { id: "alice", scopes: [] };
         },
       },
     });
