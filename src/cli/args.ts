@@ -34,6 +34,12 @@ export interface ServeCommand {
   readonly maxRows?: number;
   /** Per-scope quota of cancellation rows (`Infinity` disables it). */
   readonly maxRowsPerScope?: number;
+  /** Sessions one creating scope may hold (`--max-sessions-per-scope`). */
+  readonly maxSessionsPerScope?: number;
+  /** Requests one scope may have running (`--max-requests-per-scope`). */
+  readonly maxConcurrentRequestsPerScope?: number;
+  /** Requests running in all (`--max-requests`). */
+  readonly maxConcurrentRequests?: number;
   /** How long a cancelled tool may keep its request before it is abandoned. */
   readonly streamCancelTimeoutMs?: number;
   /** How long a shutdown waits for in-flight calls before cancelling them. */
@@ -82,6 +88,11 @@ Options:
   --max-rows N|infinity          global cap of cancellation rows (default 10000)
   --max-rows-per-scope N|infinity
                                  cancellation rows per tenant scope (default 256)
+  --max-sessions-per-scope N     sessions one client (principal or IP bucket) may hold;
+                                 beyond, initialize gets 429 (default 64)
+  --max-requests-per-scope N     requests one client may have running; beyond, 429
+                                 (default 64)
+  --max-requests N               requests running in all; beyond, 503 (default 10000)
   --stream-cancel-timeout MS     how long a cancelled tool may run before it is abandoned
                                  (default 5000)
   --close-grace MS               on SIGINT/SIGTERM, how long in-flight calls may finish
@@ -110,6 +121,9 @@ const OPTIONS = {
   "trust-proxy": { type: "string" },
   "max-rows": { type: "string" },
   "max-rows-per-scope": { type: "string" },
+  "max-sessions-per-scope": { type: "string" },
+  "max-requests-per-scope": { type: "string" },
+  "max-requests": { type: "string" },
   "stream-cancel-timeout": { type: "string" },
   "close-grace": { type: "string" },
   metrics: { type: "boolean" },
@@ -172,6 +186,9 @@ function serveCommand(
     "trust-proxy"?: string | undefined;
     "max-rows"?: string | undefined;
     "max-rows-per-scope"?: string | undefined;
+    "max-sessions-per-scope"?: string | undefined;
+    "max-requests-per-scope"?: string | undefined;
+    "max-requests"?: string | undefined;
     "stream-cancel-timeout"?: string | undefined;
     "close-grace"?: string | undefined;
     metrics?: boolean | undefined;
@@ -197,6 +214,14 @@ function serveCommand(
   if (values["max-rows-per-scope"] !== undefined) {
     command.maxRowsPerScope = rowLimit("--max-rows-per-scope", values["max-rows-per-scope"]);
   }
+  const bound = (flag: string, text: string | undefined): number | undefined =>
+    text === undefined ? undefined : integer(flag, text, 1, Number.MAX_SAFE_INTEGER);
+  const sessionsPerScope = bound("--max-sessions-per-scope", values["max-sessions-per-scope"]);
+  if (sessionsPerScope !== undefined) command.maxSessionsPerScope = sessionsPerScope;
+  const perScope = bound("--max-requests-per-scope", values["max-requests-per-scope"]);
+  if (perScope !== undefined) command.maxConcurrentRequestsPerScope = perScope;
+  const total = bound("--max-requests", values["max-requests"]);
+  if (total !== undefined) command.maxConcurrentRequests = total;
   if (values["stream-cancel-timeout"] !== undefined) {
     command.streamCancelTimeoutMs = integer(
       "--stream-cancel-timeout",

@@ -152,7 +152,9 @@ export function serveOptions(
     sessions:
       command.sessions && shared?.sessionStore !== undefined
         ? { store: shared.sessionStore }
-        : command.sessions,
+        : command.sessions && command.maxSessionsPerScope !== undefined
+          ? { maxSessionsPerScope: command.maxSessionsPerScope }
+          : command.sessions,
     requireSession: command.requireSession,
     metrics: command.metrics,
   };
@@ -162,6 +164,12 @@ export function serveOptions(
     options.streamCancelTimeoutMs = command.streamCancelTimeoutMs;
   }
   if (command.closeGraceMs !== undefined) options.closeGraceMs = command.closeGraceMs;
+  if (command.maxConcurrentRequestsPerScope !== undefined) {
+    options.maxConcurrentRequestsPerScope = command.maxConcurrentRequestsPerScope;
+  }
+  if (command.maxConcurrentRequests !== undefined) {
+    options.maxConcurrentRequests = command.maxConcurrentRequests;
+  }
   return options;
 }
 

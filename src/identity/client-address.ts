@@ -1,8 +1,6 @@
 /**
  * The client's address: the socket peer, or — only behind proxies the operator trusts — the
- * address those proxies report in `X-Forwarded-For` (divergence table of
- * conduit-behavior.md: "socket address by default; X-Forwarded-For only from configured
- * trusted proxies"; the original reads the socket only, §3.3).
+ * address those proxies report in `X-Forwarded-For`. By default the header is never read.
  *
  * @example
  * ```ts
@@ -41,8 +39,10 @@ const PORT = /^\d{1,5}$/;
  * a port (`192.0.2.1:8080`, `[2001:db8::1]:443`), which is dropped. Addresses are returned
  * normalised: IPv4-mapped IPv6 unwrapped, IPv6 in RFC 5952 text, zone ids dropped.
  *
- * Safe choices where the header cannot be believed — the result is then `undefined` (which
- * buckets as `"unknown"`), never attacker-chosen text:
+ * Where the header cannot be believed the result falls back to the nearest address that can:
+ * the socket peer (`hops`), or the last address the walk had verified (`ranges`: the socket peer
+ * or a trusted proxy) — never attacker-chosen text, and never one address shared by every
+ * client whose header is broken (they stay apart by the proxy they came through):
  * - the entry the walk lands on is malformed (not an IP address);
  * - the walk would need more than {@link MAX_FORWARDED_ENTRIES} entries.
  *
@@ -51,7 +51,7 @@ const PORT = /^\d{1,5}$/;
  * @example
  * ```ts
  * clientAddress("::ffff:127.0.0.1", "203.0.113.5", parseTrustProxy(1)); // "203.0.113.5"
- * clientAddress("127.0.0.1", "evil", parseTrustProxy(1)); // undefined
+ * clientAddress("127.0.0.1", "evil", parseTrustProxy(1)); // "127.0.0.1" (the socket peer)
  * ```
  */
 export function clientAddress(
@@ -72,19 +72,21 @@ export function clientAddress(
     // entries[0] is one hop left of the socket peer; hop N lands on entries[N - 1].
     if (entries.length === 0) return socketText;
     const index = trust.hops - 1;
-    if (index >= entries.length && truncated) return undefined;
+    if (index >= entries.length && truncated) return socketText;
     const chosen = parseForwardedEntry(entries[Math.min(index, entries.length - 1)] ?? "");
-    return chosen === null ? undefined : format(chosen);
+    return chosen === null ? socketText : format(chosen);
   }
 
   let last = socketText;
   for (const entry of entries) {
     const parsed = parseForwardedEntry(entry);
-    if (parsed === null) return undefined;
-    last = format(parsed);
-    if (!isTrustedAddress(trust, parsed)) return last;
+    if (parsed === null) return last;
+    const text = format(parsed);
+    if (!isTrustedAddress(trust, parsed)) return text;
+    last = text;
   }
-  return truncated ? undefined : last;
+  // Past the bound the true leftmost entry is unknown: the last trusted hop read stands in.
+  return last;
 }
 
 /**

@@ -145,3 +145,73 @@ describe("cross-tenant: sessions are bounded per creating scope", () => {
     }
   });
 });
+
+describe("cross-tenant: sessions do not multiply the per-scope request bound", () => {
+  test("three sessions from one address share its bound; another address is unaffected", async () => {
+    const server = createMcpServer({
+      tools: testTools(),
+      sessions: true,
+      maxConcurrentRequestsPerScope: 2,
+    });
+    const { url } = await server.listen();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const init = await postFrom(url, "127.0.0.1", initializeBody(i));
+        ids.push(String(init.headers["mcp-session-id"]));
+      }
+      const inSession = (n: number) => ({
+        "mcp-session-id": ids[n] as string,
+        "mcp-protocol-version": "2025-11-25",
+      });
+      const running = [0, 1].map((n) =>
+        postFrom(
+          url,
+          "127.0.0.1",
+          callBody(n, "sleep", { ms: 800, tag: `multi-${n}` }),
+          inSession(n),
+        ),
+      );
+      await until(() => server.concurrency().requests === 2, 2_000, "two calls running");
+      const third = await postFrom(
+        url,
+        "127.0.0.1",
+        callBody(2, "echo", { text: "x" }),
+        inSession(2),
+      );
+      assert.equal(third.status, 429, "the third session adds nothing to its address's bound");
+      assert.equal(JSON.parse(third.text).id, 2);
+      const other = await postFrom(url, "127.0.0.2", callBody(3, "echo", { text: "y" }));
+      assert.equal(other.status, 200, "another address is unaffected");
+      for (const answer of await Promise.all(running)) assert.equal(answer.status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("cross-tenant: a broken X-Forwarded-For never pools clients into one scope", () => {
+  test("malformed and over-long headers fall back to the address the request came from", async () => {
+    const server = createMcpServer({ tools: testTools(), trustProxy: "127.0.0.0/8" });
+    const { url } = await server.listen();
+    try {
+      const cases: Array<[string, string, string]> = [
+        ["127.0.0.1", "junk", "xff-junk-1"],
+        ["127.0.0.2", "junk", "xff-junk-2"],
+        ["127.0.0.2", Array.from({ length: 40 }, () => "127.0.0.9").join(", "), "xff-long"],
+      ];
+      for (const [from, forwarded, tag] of cases) {
+        const answer = await postFrom(url, from, callBody(tag, "sleep", { ms: 0, tag }), {
+          "x-forwarded-for": forwarded,
+        });
+        assert.equal(answer.status, 200, answer.text);
+      }
+      assert.equal(probes.get("xff-junk-1")?.scope, "ip:127.0.0.1");
+      assert.equal(probes.get("xff-junk-2")?.scope, "ip:127.0.0.2");
+      // 40 trusted hops, more than are read: the last trusted hop read stands in.
+      assert.equal(probes.get("xff-long")?.scope, "ip:127.0.0.9");
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -89,4 +89,29 @@ describe("serveOptions", () => {
       await registry.close();
     }
   });
+
+  it("passes the per-scope bounds: sessions per scope, requests per scope and in all", async () => {
+    const options = serveOptions(
+      command([
+        "--sessions",
+        "--max-sessions-per-scope",
+        "3",
+        "--max-requests-per-scope",
+        "5",
+        "--max-requests",
+        "50",
+      ]),
+    );
+    try {
+      assert.deepEqual(options.sessions, { maxSessionsPerScope: 3 });
+      assert.equal(options.maxConcurrentRequestsPerScope, 5);
+      assert.equal(options.maxConcurrentRequests, 50);
+    } finally {
+      await options.registry?.close();
+    }
+    for (const flag of ["--max-sessions-per-scope", "--max-requests-per-scope", "--max-requests"]) {
+      const parsed = parseCli(["serve", flag, "0"]);
+      assert.equal(parsed.ok, false, `${flag} 0 is refused`);
+    }
+  });
 });

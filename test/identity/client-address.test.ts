@@ -79,7 +79,7 @@ describe("clientAddress with a hop count (Express semantics)", () => {
     assert.equal(clientAddress("10.0.0.1", "2001:DB8::7", trust), "2001:db8::7");
     assert.equal(clientAddress("10.0.0.1", "::ffff:198.51.100.7", trust), "198.51.100.7");
   });
-  it("gives undefined (bucket 'unknown') when the chosen entry is malformed", () => {
+  it("falls back to the socket address when the chosen entry is malformed", () => {
     const trust = parseTrustProxy(1);
     for (const bad of [
       "evil",
@@ -92,7 +92,7 @@ describe("clientAddress with a hop count (Express semantics)", () => {
       "2001:db8::7]:1",
       "[1.2.3.4]:1:2",
     ]) {
-      assert.equal(clientAddress("10.0.0.1", bad, trust), undefined, bad);
+      assert.equal(clientAddress("10.0.0.1", bad, trust), "10.0.0.1", bad);
     }
     // A malformed entry further left than the hop count is never looked at.
     assert.equal(clientAddress("10.0.0.1", "evil, 198.51.100.7", trust), "198.51.100.7");
@@ -104,10 +104,10 @@ describe("clientAddress with a hop count (Express semantics)", () => {
       clientAddress("10.0.0.1", chain, parseTrustProxy(MAX_FORWARDED_ENTRIES)),
       "10.0.3.200",
     );
-    // Past the bound the true leftmost entry is unknown, so no address is claimed.
+    // Past the bound the true leftmost entry is unknown: the socket address stands in.
     assert.equal(
       clientAddress("10.0.0.1", chain, parseTrustProxy(MAX_FORWARDED_ENTRIES + 1)),
-      undefined,
+      "10.0.0.1",
     );
     const short = Array.from({ length: MAX_FORWARDED_ENTRIES }, (_, i) => `10.1.0.${i}`).join(",");
     assert.equal(clientAddress("10.0.0.1", short, parseTrustProxy(1000)), "10.1.0.0");
@@ -138,15 +138,15 @@ describe("clientAddress with trusted ranges", () => {
     assert.equal(clientAddress("10.0.0.1", undefined, trust), "10.0.0.1");
     assert.equal(clientAddress("10.0.0.1", "", trust), "10.0.0.1");
   });
-  it("gives undefined when the walk reaches a malformed entry", () => {
-    assert.equal(clientAddress("10.0.0.1", "198.51.100.7, junk", trust), undefined);
-    assert.equal(clientAddress("10.0.0.1", "junk, 10.0.0.2", trust), undefined);
+  it("falls back to the last verified hop when the walk reaches a malformed entry", () => {
+    assert.equal(clientAddress("10.0.0.1", "198.51.100.7, junk", trust), "10.0.0.1");
+    assert.equal(clientAddress("10.0.0.1", "junk, 10.0.0.2", trust), "10.0.0.2");
     // ...but not when it stops before it.
     assert.equal(clientAddress("10.0.0.1", "junk, 198.51.100.7", trust), "198.51.100.7");
   });
-  it("gives undefined when more trusted hops than the bound would have to be walked", () => {
+  it("falls back to the last trusted hop read when the bound stops the walk", () => {
     const chain = Array.from({ length: MAX_FORWARDED_ENTRIES + 1 }, (_, i) => `10.2.0.${i}`);
-    assert.equal(clientAddress("10.0.0.1", chain.join(","), trust), undefined);
+    assert.equal(clientAddress("10.0.0.1", chain.join(","), trust), "10.2.0.1");
     assert.equal(clientAddress("10.0.0.1", chain.slice(1).join(","), trust), "10.2.0.1");
   });
   it("never throws and never returns text that is not an address or the socket value", () => {

@@ -1,0 +1,114 @@
+/**
+ * Connections: one that never sends a byte is closed after `headersTimeoutMs`; at most
+ * `maxConnections` are open at once; an idle keep-alive connection stays open for
+ * `keepAliveTimeoutMs` (default 65 s: longer than common load balancers' idle timeouts).
+ */
+import assert from "node:assert/strict";
+import { connect, type Socket } from "node:net";
+import { describe, test } from "node:test";
+
+import { createMcpServer, type McpServerOptions } from "../../src/server/index.js";
+import { testTools, until } from "../server/fixtures.js";
+
+interface Watched {
+  readonly socket: Socket;
+  closedAt: number | null;
+  received: string;
+}
+
+function open(port: number): Watched {
+  const socket = connect(port, "127.0.0.1");
+  const watched: Watched = { socket, closedAt: null, received: "" };
+  socket.on("data", (chunk) => {
+    watched.received += chunk.toString("latin1");
+  });
+  socket.on("error", () => {});
+  socket.on("close", () => {
+    watched.closedAt = performance.now();
+  });
+  return watched;
+}
+
+async function withServer(
+  options: Omit<McpServerOptions, "tools">,
+  run: (port: number) => Promise<void>,
+): Promise<void> {
+  const server = createMcpServer({ tools: testTools(), ...options });
+  const { port } = await server.listen();
+  try {
+    await run(port);
+  } finally {
+    await server.close();
+  }
+}
+
+const PING = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+const PING_REQUEST =
+  "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+  `Accept: application/json\r\nContent-Length: ${PING.length}\r\n\r\n${PING}`;
+
+describe("connections are bounded", () => {
+  test("a connection that never sends a byte is closed after headersTimeoutMs", async () => {
+    // 1.5 s: node's own header timeout only starts with a request's first byte, so without the
+    // server's own timer these sockets stay open indefinitely.
+    await withServer({ headersTimeoutMs: 1_500 }, async (port) => {
+      const started = performance.now();
+      const silent = Array.from({ length: 5 }, () => open(port));
+      await until(() => silent.every((s) => s.closedAt !== null), 5_000, "silent sockets closed");
+      for (const s of silent) {
+        const after = (s.closedAt as number) - started;
+        assert.ok(after >= 1_400 && after < 4_500, `closed after ${after} ms`);
+      }
+    });
+  });
+
+  test("a connection that sent its request is not closed by that timer", async () => {
+    await withServer({ headersTimeoutMs: 300, keepAliveTimeoutMs: 5_000 }, async (port) => {
+      const client = open(port);
+      client.socket.write(PING_REQUEST);
+      await until(() => client.received.includes('"result"'), 2_000, "the answer");
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(client.closedAt, null, "kept alive past headersTimeoutMs");
+      client.socket.destroy();
+    });
+  });
+
+  test("beyond maxConnections new connections are closed at once", async () => {
+    await withServer({ maxConnections: 3 }, async (port) => {
+      const first = Array.from({ length: 3 }, () => open(port));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const extra = Array.from({ length: 2 }, () => open(port));
+      await until(() => extra.every((s) => s.closedAt !== null), 2_000, "extra sockets dropped");
+      assert.ok(
+        first.every((s) => s.closedAt === null),
+        "the first three stay open",
+      );
+      for (const s of first) s.socket.destroy();
+    });
+  });
+
+  test("an idle keep-alive connection is closed after keepAliveTimeoutMs", async () => {
+    await withServer({ keepAliveTimeoutMs: 300 }, async (port) => {
+      const client = open(port);
+      client.socket.write(PING_REQUEST);
+      await until(() => client.received.includes('"result"'), 2_000, "the answer");
+      const answeredAt = performance.now();
+      assert.match(client.received, /keep-alive: timeout=0/i);
+      await until(() => client.closedAt !== null, 3_000, "closed when idle");
+      const idle = (client.closedAt as number) - answeredAt;
+      assert.ok(idle >= 250 && idle < 2_500, `closed after ${idle} ms idle`);
+    });
+  });
+
+  test("by default an idle keep-alive connection outlives node's 5 s default", async () => {
+    await withServer({}, async (port) => {
+      const client = open(port);
+      client.socket.write(PING_REQUEST);
+      await until(() => client.received.includes('"result"'), 2_000, "the answer");
+      assert.match(client.received, /keep-alive: timeout=65/i);
+      await new Promise((resolve) => setTimeout(resolve, 5_600));
+      assert.equal(client.closedAt, null, "still open after 5.6 s idle");
+      client.socket.destroy();
+    });
+  });
+});
