@@ -1,5 +1,5 @@
 /**
- * Per-scope concurrency counters (issue 6, "Abuse": one tenant cannot exhaust the server). A
+ * Per-scope concurrency counters, so that one tenant cannot exhaust the server. A
  * scope is the one the cancellation uses (`session:` > `principal:` > `ip:` bucket, identity/scope),
  * so one IPv6 /64 rotating its addresses is one counter. One `Map` of integers: O(1) per acquire
  * and release, and an entry is deleted when it returns to 0, so idle scopes cost no memory.

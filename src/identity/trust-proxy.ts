@@ -1,8 +1,7 @@
 /**
  * Which peers may tell us the client's address through `X-Forwarded-For`.
  *
- * The original reads only the socket peer (conduit-behavior.md §3.3); conduit-mcp adds opt-in
- * trusted proxies (the "Client IP behind a proxy" row of the divergence table). Trust is never
+ * By default only the socket peer counts; trusted proxies are opt-in. Trust is never
  * implicit: the header is forgeable by any client, so it is read only from peers the operator
  * named, either by counting hops (Express's `trust proxy = N`) or by address ranges.
  *

@@ -20,6 +20,17 @@ export interface WorkerPoolOptions {
    */
   readonly maxQueue?: number;
   /**
+   * Most workers one scope (the task's `scope`) may hold at once; its further tasks wait even
+   * when workers are free. Default `ceil(maxWorkers / 2)`: one tenant never holds every worker
+   * (unless there is only one).
+   */
+  readonly maxWorkersPerScope?: number;
+  /**
+   * Most tasks one scope may have waiting; one more is refused with `WorkerPoolFullError`.
+   * Default 16, so one tenant cannot fill the global queue.
+   */
+  readonly maxQueuePerScope?: number;
+  /**
    * An idle worker is terminated after this many milliseconds (timers are unref'd). Default
    * 30 000; `Infinity` keeps idle workers (they never keep the process alive either way).
    */
@@ -32,6 +43,8 @@ export interface WorkerPoolOptions {
 export interface ResolvedPoolOptions {
   readonly maxWorkers: number;
   readonly maxQueue: number;
+  readonly maxWorkersPerScope: number;
+  readonly maxQueuePerScope: number;
   readonly idleTimeoutMs: number;
   readonly resourceLimits: ResourceLimits | undefined;
 }
@@ -56,9 +69,16 @@ export function resolvePoolOptions(options: WorkerPoolOptions = {}): ResolvedPoo
     throw new InvalidOptionError("WorkerPool options", "an object", options);
   }
   const { maxWorkers, maxQueue, idleTimeoutMs, resourceLimits } = options;
+  const workers = checkMaxWorkers(maxWorkers);
   return {
-    maxWorkers: checkMaxWorkers(maxWorkers),
+    maxWorkers: workers,
     maxQueue: checkMaxQueue(maxQueue),
+    maxWorkersPerScope: checkPositive(
+      "maxWorkersPerScope",
+      options.maxWorkersPerScope,
+      Math.ceil(workers / 2),
+    ),
+    maxQueuePerScope: checkPositive("maxQueuePerScope", options.maxQueuePerScope, 16),
     idleTimeoutMs: checkIdleTimeout(idleTimeoutMs),
     resourceLimits: checkResourceLimits(resourceLimits),
   };
@@ -68,6 +88,13 @@ function checkMaxWorkers(value: unknown): number {
   if (value === undefined) return Math.max(1, availableParallelism() - 1);
   if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
   throw new InvalidOptionError("maxWorkers", "a positive integer", value);
+}
+
+function checkPositive(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (value === Number.POSITIVE_INFINITY) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+  throw new InvalidOptionError(option, "a positive integer or Infinity", value);
 }
 
 function checkMaxQueue(value: unknown): number {

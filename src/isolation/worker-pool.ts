@@ -1,10 +1,11 @@
 /**
- * A bounded pool of worker threads for isolated tools (issue 4, "Stream cancel timeout"). Node
- * cannot kill a promise (DESIGN.md, "What Node changes"), but it can terminate a thread: a tool
+ * A bounded pool of worker threads for isolated tools. Node cannot kill a promise, but it can
+ * terminate a thread (https://nodejs.org/api/worker_threads.html#workerterminate): a tool
  * that runs here and ignores its signal still stops when its task is killed, and process CPU
  * time stops growing. One worker runs one task at a time; a dead worker is replaced lazily (the
  * next task that needs one spawns it); idle workers are retired after `idleTimeoutMs` and never
- * keep the process alive.
+ * keep the process alive. Fair between tenants: a scope holds at most `maxWorkersPerScope`
+ * workers and `maxQueuePerScope` waiting tasks, and freed workers go round-robin over scopes.
  */
 import { Worker } from "node:worker_threads";
 
@@ -122,8 +123,14 @@ export class WorkerPool {
   readonly #workers = new Set<Slot>();
   /** Idle threads, most recently used last (taken first, so the others can time out). */
   readonly #idle: Slot[] = [];
-  /** Waiting tasks in arrival order; a Set gives O(1) removal when one aborts. */
-  readonly #queue = new Set<Task>();
+  /**
+   * Waiting tasks per scope, each in arrival order (a Set: O(1) removal when one aborts); the
+   * scopes in round-robin order, so a freed worker goes to the next tenant, not the busiest.
+   */
+  readonly #queues = new Map<string, Set<Task>>();
+  #queued = 0;
+  /** Tasks running per scope (entries deleted at 0). */
+  readonly #running = new Map<string, number>();
   #nextTaskId = 1;
   #closed = false;
 
@@ -145,7 +152,7 @@ export class WorkerPool {
 
   /** Tasks waiting for a worker. */
   get queued(): number {
-    return this.#queue.size;
+    return this.#queued;
   }
 
   /** The options in force, defaults applied. */
@@ -204,7 +211,7 @@ export class WorkerPool {
     if (this.#closed) {
       this.#settle(task, false, new WorkerPoolClosedError());
     } else if (signal?.aborted) {
-      // DESIGN.md, "AbortSignal hygiene": check before work.
+      // An aborted signal is checked before any work starts.
       this.#settle(task, false, signal.reason);
     } else {
       if (signal !== undefined) {
@@ -228,8 +235,11 @@ export class WorkerPool {
   async close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
-      for (const task of this.#queue) this.#settle(task, false, new WorkerPoolClosedError());
-      this.#queue.clear();
+      for (const queue of this.#queues.values()) {
+        for (const task of queue) this.#settle(task, false, new WorkerPoolClosedError());
+      }
+      this.#queues.clear();
+      this.#queued = 0;
       for (const slot of this.#workers) {
         const task = slot.task;
         slot.task = null;
@@ -240,10 +250,14 @@ export class WorkerPool {
     await Promise.all(Array.from(this.#workers, (slot) => slot.exited));
   }
 
-  /** Gives a task a worker now, or queues it (bounded). */
+  /** Gives a task a worker now, or queues it (bounded per scope, then in all). */
   #dispatch(task: Task): void {
-    let slot = this.#idle.pop();
-    if (slot === undefined && this.#workers.size < this.#options.maxWorkers) {
+    const scope = scopeOf(task);
+    let slot: Slot | undefined;
+    // A scope holding its share of workers waits, even when a worker is free.
+    const mayRun = this.#belowShare(scope);
+    if (mayRun) slot = this.#idle.pop();
+    if (slot === undefined && mayRun && this.#workers.size < this.#options.maxWorkers) {
       try {
         slot = this.#spawn();
       } catch (error) {
@@ -253,11 +267,56 @@ export class WorkerPool {
     }
     if (slot !== undefined) {
       this.#assign(slot, task);
-    } else if (this.#queue.size >= this.#options.maxQueue) {
-      this.#settle(task, false, new WorkerPoolFullError(this.#options.maxQueue));
-    } else {
-      this.#queue.add(task);
+      return;
     }
+    const queue = this.#queues.get(scope);
+    if (this.#queued >= this.#options.maxQueue) {
+      this.#settle(task, false, new WorkerPoolFullError(this.#options.maxQueue));
+    } else if (
+      scope !== "" &&
+      queue !== undefined &&
+      queue.size >= this.#options.maxQueuePerScope
+    ) {
+      this.#settle(task, false, new WorkerPoolFullError(this.#options.maxQueuePerScope));
+    } else {
+      if (queue === undefined) this.#queues.set(scope, new Set([task]));
+      else queue.add(task);
+      this.#queued += 1;
+    }
+  }
+
+  /**
+   * Takes the next waiting task a worker may run: the first of the first scope (round-robin)
+   * below its worker share; that scope then moves to the back of the order.
+   */
+  #takeNext(): Task | undefined {
+    for (const [scope, queue] of this.#queues) {
+      if (!this.#belowShare(scope)) continue;
+      const next = first(queue);
+      if (next === undefined) continue;
+      this.#dequeue(next);
+      const rest = this.#queues.get(scope);
+      if (rest !== undefined) {
+        this.#queues.delete(scope);
+        this.#queues.set(scope, rest);
+      }
+      return next;
+    }
+    return undefined;
+  }
+
+  /** Whether `scope` holds fewer workers than its share (a scopeless task always does). */
+  #belowShare(scope: string): boolean {
+    return scope === "" || (this.#running.get(scope) ?? 0) < this.#options.maxWorkersPerScope;
+  }
+
+  /** Removes a waiting task from its scope's queue. */
+  #dequeue(task: Task): void {
+    const scope = scopeOf(task);
+    const queue = this.#queues.get(scope);
+    if (queue === undefined || !queue.delete(task)) return;
+    this.#queued -= 1;
+    if (queue.size === 0) this.#queues.delete(scope);
   }
 
   #spawn(): Slot {
@@ -305,6 +364,8 @@ export class WorkerPool {
     slot.task = task;
     task.slot = slot;
     task.state = "running";
+    const scope = scopeOf(task);
+    this.#running.set(scope, (this.#running.get(scope) ?? 0) + 1);
     // A busy worker keeps the process alive like any pending I/O; an idle one does not.
     slot.worker.ref();
     try {
@@ -363,9 +424,8 @@ export class WorkerPool {
       this.#retire(slot);
       return;
     }
-    const next = first(this.#queue);
+    const next = this.#takeNext();
     if (next !== undefined) {
-      this.#queue.delete(next);
       this.#assign(slot, next);
       return;
     }
@@ -407,18 +467,17 @@ export class WorkerPool {
 
   /** Starts queued tasks on replacement workers once capacity is back. */
   #pump(): void {
-    while (!this.#closed && this.#queue.size > 0) {
+    while (!this.#closed && this.#queued > 0) {
       if (this.#idle.length === 0 && this.#workers.size >= this.#options.maxWorkers) return;
-      const next = first(this.#queue);
+      const next = this.#takeNext();
       if (next === undefined) return;
-      this.#queue.delete(next);
       this.#dispatch(next);
     }
   }
 
   #kill(task: Task): boolean {
     if (task.state === "queued") {
-      this.#queue.delete(task);
+      this.#dequeue(task);
       this.#settle(task, false, new ToolKilledError());
       return false;
     }
@@ -434,7 +493,7 @@ export class WorkerPool {
     const { signal } = task.options;
     if (signal === undefined) return;
     if (task.state === "queued") {
-      this.#queue.delete(task);
+      this.#dequeue(task);
       this.#settle(task, false, signal.reason);
     } else if (task.state === "running" && task.slot !== null) {
       task.slot.worker.postMessage({
@@ -447,6 +506,12 @@ export class WorkerPool {
 
   #settle(task: Task, ok: boolean, value: unknown): void {
     if (task.state === "settled") return;
+    if (task.state === "running") {
+      const scope = scopeOf(task);
+      const running = (this.#running.get(scope) ?? 1) - 1;
+      if (running <= 0) this.#running.delete(scope);
+      else this.#running.set(scope, running);
+    }
     task.state = "settled";
     task.slot = null;
     if (task.onAbort !== null) {
@@ -482,6 +547,11 @@ function rebuildError(serialized: SerializedError): Error {
   error.name = serialized.name;
   if (serialized.stack !== null) error.stack = serialized.stack;
   return error;
+}
+
+/** The scope a task counts against; "" for a task started without one (not bounded per scope). */
+function scopeOf(task: Task): string {
+  return task.options.scope ?? "";
 }
 
 function first<T>(set: Set<T>): T | undefined {

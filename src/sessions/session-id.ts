@@ -1,6 +1,7 @@
 /**
- * Session ids: 24 bytes (192 bits) from the CSPRNG, base64url (32 visible ASCII characters), as
- * the original mints them (conduit-behavior.md §6.2); MCP asks for visible ASCII 0x21–0x7E.
+ * Session ids: 24 bytes (192 bits) from the CSPRNG, base64url (32 visible ASCII characters), ; MCP
+ * asks for visible ASCII 0x21–0x7E
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management).
  */
 import { randomBytes } from "node:crypto";
 

@@ -1,5 +1,5 @@
 /**
- * Periodic removal of idle sessions (conduit-behavior.md §6.2 "Session janitor": TTL 30 min,
+ * Periodic removal of idle sessions (by default: idle for 30 min,
  * every minute). The timer is unref'd so it never keeps the process alive.
  */
 import type { SessionStore } from "./session-store.js";

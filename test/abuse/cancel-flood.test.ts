@@ -1,5 +1,5 @@
 /**
- * Issue 6, "Abuse": 50 anonymous scopes flooding `notifications/cancelled` and `initialize`
+ * Abuse: 50 anonymous scopes flooding `notifications/cancelled` and `initialize`
  * never deny a victim's cancel. Through a trusted proxy, 50 client addresses (50 `ip:` scopes)
  * each start stubborn calls and cancel them (rows past the registry's global cap, so eviction
  * runs), cancel the victim's request id by guessing it, send junk cancels, and mint sessions

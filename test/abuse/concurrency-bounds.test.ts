@@ -1,5 +1,5 @@
 /**
- * Issue 6, "Abuse": the requests and SSE streams one scope may have running are bounded
+ * Abuse: the requests and SSE streams one scope may have running are bounded
  * (`maxConcurrentRequestsPerScope`, `maxOpenStreamsPerScope`) and so is the total
  * (`maxConcurrentRequests`). Beyond a bound a request is refused at once (429 / 503,
  * `Retry-After: 1`, -32000 with its id); one tenant at its bound does not affect another; every

@@ -1,5 +1,5 @@
 /**
- * Issue 6, "Abuse": one IPv6 /64 rotating its addresses stays one scope. Through a trusted proxy,
+ * Abuse: one IPv6 /64 rotating its addresses stays one scope. Through a trusted proxy,
  * 20 addresses of one /64 share one scope — one in-flight set (any of them can cancel the
  * others' calls), one row quota, one concurrency bound — while another /64 is another scope.
  */

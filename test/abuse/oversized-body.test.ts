@@ -1,5 +1,5 @@
 /**
- * Issue 6, "Abuse": an oversized body is refused before it is buffered. A declared
+ * Abuse: an oversized body is refused before it is buffered. A declared
  * Content-Length over the limit is refused unread (test/http/endpoint.test.ts); here a chunked
  * body streamed far past the limit is cut at the limit: 413, the connection closes, and the
  * server read only a bounded prefix of what the client tried to send.

@@ -1,5 +1,5 @@
 /**
- * Issue 6, "Abuse": a client trickling its headers or its body is cut off by the timeouts
+ * Abuse: a client trickling its headers or its body is cut off by the timeouts
  * (`headersTimeoutMs`, `requestTimeoutMs`, `bodyTimeoutMs`): 408 where possible, and the
  * connection is closed; meanwhile the server keeps serving others.
  */

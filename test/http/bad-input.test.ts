@@ -1,5 +1,5 @@
 /**
- * conduit-behavior.md 8.3 (security_test.exs) over HTTP, cases 52–59: each hostile input gets
+ * Hostile inputs over HTTP: each hostile input gets
  * the right status and code, nothing internal leaks, and the server keeps serving afterwards.
  */
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { callBody, cancelBody, probes, rpc, testTools, until } from "../server/f
 const PING = { jsonrpc: "2.0", id: "alive", method: "ping" };
 const MAX_MESSAGE = 300;
 
-describe("conduit-behavior.md 8.3 over HTTP", () => {
+describe("hostile inputs over HTTP", () => {
   let server: McpServer;
   let url: string;
 

@@ -6,10 +6,13 @@ import { InvalidOptionError } from "../../src/errors.js";
 import { WorkerPool } from "../../src/isolation/index.js";
 import { resolvePoolOptions } from "../../src/isolation/pool-options.js";
 
-test("defaults: one core fewer than available (at least 1), queue 1000, idle 30 s, no limits", () => {
+test("defaults: one core fewer than available (at least 1), queue 1000 (16 per scope), half the workers per scope, idle 30 s, no limits", () => {
+  const maxWorkers = Math.max(1, availableParallelism() - 1);
   assert.deepEqual(resolvePoolOptions(), {
-    maxWorkers: Math.max(1, availableParallelism() - 1),
+    maxWorkers,
     maxQueue: 1000,
+    maxWorkersPerScope: Math.ceil(maxWorkers / 2),
+    maxQueuePerScope: 16,
     idleTimeoutMs: 30_000,
     resourceLimits: undefined,
   });

@@ -1,6 +1,6 @@
 /**
  * WorkerPool against real worker threads running the TypeScript tools of
- * test/fixtures/isolated-tools.ts (issue 4, "Stream cancel timeout": a kill terminates the
+ * test/fixtures/isolated-tools.ts (a kill terminates the
  * worker, so a CPU loop that never checks its signal really stops; a dead worker is replaced;
  * the pool is bounded).
  */
