@@ -200,6 +200,8 @@ export class Dispatcher implements HandlerCallHost {
   readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
   /** The served prompts. */
   readonly prompts: PrimitiveCollection<Prompt>;
+  /** @internal HandlerCallHost: set by {@link abortAll} for a shutdown. */
+  shuttingDown = false;
   private readonly registry: CancellationRegistry;
   private readonly observer: DispatchObserver | null;
   private readonly sessions: SessionHooks | null;
@@ -414,6 +416,8 @@ export class Dispatcher implements HandlerCallHost {
 
   /** Aborts every running handler of this dispatcher (shutdown); writes no rows. */
   abortAll(reason: RequestCancelledError = new RequestCancelledError("shutdown")): void {
+    // Calls aborted for a shutdown answer "Server is shutting down", not "Request cancelled".
+    if (reason.source === "shutdown") this.shuttingDown = true;
     for (const call of [...this.active]) call.handle.abort(reason);
   }
 

@@ -90,6 +90,8 @@ export interface HandlerInvocation {
 export interface HandlerCallHost {
   readonly streamCancelTimeoutMs: number;
   readonly cancelOnDisconnect: boolean;
+  /** True once the server began aborting every call to shut down (see `Dispatcher.abortAll`). */
+  readonly shuttingDown: boolean;
   /**
    * Cancels this call's handle alone (disconnect, session end): aborts it at once and records a
    * row under its scope; namesakes keep running. Resolves whether a row was written.
@@ -127,6 +129,7 @@ const ABANDONED = 3;
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const DISCONNECTED = "client disconnected";
+const SHUTTING_DOWN = "Server is shutting down";
 
 /**
  * A running handler and its context.
@@ -285,8 +288,17 @@ export class HandlerCall implements ToolContext, SinkListener {
   handleEvent(): void {
     if (this.state !== RUNNING) return;
     this.state = CANCELLED;
-    // The exchange ends now, not when the handler notices.
-    this.sink.cancel(cancelledResponseJson(this.requestId));
+    if (this.host.shuttingDown) {
+      // Nobody cancelled: the server is going away. The client gets an answer that says so,
+      // on a stream too (a stream ended without a response would leave it waiting).
+      this.sink.respond(
+        errorResponseJson(this.requestId, ErrorCode.InternalError, SHUTTING_DOWN),
+        503,
+      );
+    } else {
+      // The exchange ends now, not when the handler notices.
+      this.sink.cancel(cancelledResponseJson(this.requestId));
+    }
     const timer = setTimeout(abandonCall, this.host.streamCancelTimeoutMs, this);
     timer.unref();
     this.timer = timer;

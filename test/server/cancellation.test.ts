@@ -351,10 +351,41 @@ describe("sessions and shutdown cancel what is running", () => {
     const took = performance.now() - started;
     assert.ok(took >= 140 && took < 2000, `close took ${took.toFixed(0)} ms`);
     assert.deepEqual((await short).json.result.content, [{ type: "text", text: "slept 50 ms" }]);
-    assert.equal((await long).json.error.code, -32800);
+    // Nobody cancelled it: the answer says the server is shutting down.
+    const aborted = await long;
+    assert.equal(aborted.status, 503);
+    assert.equal(aborted.json.id, 2);
+    assert.equal(aborted.json.error.code, -32603);
+    assert.equal(aborted.json.error.message, "Server is shutting down");
     assert.equal(probes.get("close-long")?.reason?.source, "shutdown");
     assert.equal(server.registry.inFlightCount, 0);
     await assert.rejects(fetch(url, { method: "POST" }));
     await server.close(); // idempotent
+  });
+
+  test("close() answers a call on an open stream with a shutdown error event, then ends it", async () => {
+    const server = createMcpServer({ tools: testTools(), closeGraceMs: 50 });
+    const { url } = await server.listen();
+    const streaming = rpc(
+      url,
+      callBody(
+        3,
+        "count",
+        { to: 100, intervalMs: 100, tag: "close-stream" },
+        { progressToken: "t" },
+      ),
+    );
+    await until(() => probes.has("close-stream"));
+    await new Promise((resolve) => setTimeout(resolve, 250)); // a progress event or two: a stream
+    await server.close();
+    const answer = await streaming;
+    assert.equal(answer.headers.get("content-type"), "text/event-stream");
+    const events = answer.text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)));
+    const last = events.at(-1);
+    assert.equal(last.id, 3, "the stream ends with a response to the call");
+    assert.equal(last.error.message, "Server is shutting down");
   });
 });
