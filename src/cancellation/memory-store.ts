@@ -1,5 +1,5 @@
 /**
- * The default, single-process {@link CancellationStore} (the seed's two ETS tables, in Maps).
+ * The default, single-process {@link CancellationStore} (rows and in-flight entries, in Maps).
  *
  * Layout, chosen so that every per-request operation is O(1) and the cap costs amortised O(1):
  * - `scopes`: scope → (request id → row). Nested Maps, never a joined key: scopes and ids are
@@ -9,7 +9,7 @@
  *   then costs one write and one eviction delete in one big table, which is what keeps the cost
  *   per insert nearly flat from 10 000 to 1 000 000 rows (docs/benchmarks.md, "Registry").
  * - `inFlight`: scope → (request id → handle id, or a Set of them when several handles share
- *   a key, as the seed's duplicate_bag allows).
+ *   a key, as several handles may share one).
  */
 import { type CancellationSource, StoreClosedError } from "../errors.js";
 import { chooseEvictions, evictionBatchSize, type StoredRow } from "./eviction.js";
@@ -24,17 +24,17 @@ import type {
 
 /** Options of {@link MemoryCancellationStore}. */
 export interface MemoryCancellationStoreOptions {
-  /** Global cap on rows; `Infinity` disables it. Default 10 000 (the seed's default). */
+  /** Global cap on rows; `Infinity` disables it. Default 10 000. */
   readonly maxRows?: number;
-  /** Per-scope quota; `Infinity` disables it. Default 256 (the seed's default). */
+  /** Per-scope quota; `Infinity` disables it. Default 256. */
   readonly maxRowsPerScope?: number;
   /** Stamps rows, in ms since the epoch. Default `Date.now`. */
   readonly clock?: () => number;
 }
 
-/** Default global cap (seed, "Bounds": `:cancellations_max_rows`). */
+/** Default global cap. */
 export const DEFAULT_MAX_ROWS = 10_000;
-/** Default per-scope quota (seed, "Bounds": `:cancellations_max_rows_per_scope`). */
+/** Default per-scope quota. */
 export const DEFAULT_MAX_ROWS_PER_SCOPE = 256;
 
 // Shared settled promises: the per-request path (addInFlight, removeInFlight, clear of a row that
@@ -50,8 +50,8 @@ const NOTHING_REMOVED: Promise<CleanupResult> = Promise.resolve({ removed: 0, in
 const UNSUBSCRIBED = (): void => {};
 
 /**
- * In-memory cancellation rows and in-flight entries for one process, with the seed's per-scope
- * quota, global cap and eviction order (conduit-behavior.md §1.4, §1.5).
+ * In-memory cancellation rows and in-flight entries for one process, with the per-scope
+ * quota, global cap and eviction order (README, "The cancellation registry").
  *
  * Rows are stamped with the store's clock, clamped so stamps never decrease
  * (`max(clock(), last stamp)`): a clock stepping back cannot reorder the table. The row's own
@@ -143,7 +143,7 @@ export class MemoryCancellationStore implements CancellationStore {
     return row.reason === null ? RESOLVED_NULL : Promise.resolve(row.reason);
   }
 
-  /** Reads before it writes: a request that was never cancelled touches nothing (seed, "Bounds"). */
+  /** Reads before it writes: a request that was never cancelled touches nothing. */
   clear(scope: string, requestId: string): Promise<boolean> {
     if (this.closed) return Promise.reject(new StoreClosedError());
     const rows = this.scopes.get(scope);
@@ -169,7 +169,7 @@ export class MemoryCancellationStore implements CancellationStore {
     return RESOLVED_VOID;
   }
 
-  /** Removes only that handle's entry (the seed's `delete_object`): namesakes stay in flight. */
+  /** Removes only that handle's entry: namesakes stay in flight. */
   removeInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
     if (this.closed) return Promise.reject(new StoreClosedError());
     const ids = this.inFlight.get(scope);
@@ -249,7 +249,7 @@ export class MemoryCancellationStore implements CancellationStore {
     }));
   }
 
-  /** Evicts one batch in the seed's order (§1.5); the batch is always full unless the table is smaller. */
+  /** Evicts one batch in the eviction order (src/cancellation/eviction.ts); the batch is always full unless the table is smaller. */
   private reclaim(): void {
     for (const row of chooseEvictions(this.scopes, this.batch)) {
       const rows = this.scopes.get(row.scope);

@@ -1,7 +1,7 @@
 /**
- * The cancellation registry: the seed's `Cancellation` module over a {@link CancellationStore},
+ * The cancellation registry: cancellation rows and in-flight requests over a {@link CancellationStore},
  * plus what Node adds — a local `AbortController` per tracked request, aborted at once when a
- * matching cancel is recorded (DESIGN.md, "Request model"), instead of tools polling.
+ * matching cancel is recorded (README, "The cancellation registry"), instead of tools polling.
  *
  * Limits (quota, cap, eviction) belong to the store; the registry validates ids, sanitises
  * reasons, publishes diagnostics, wires local handles and runs the janitor.
@@ -53,7 +53,7 @@ export interface CancellationRegistryOptions {
 export interface TrackOptions {
   /**
    * The life of the request's exchange: once it aborts, the handle counts as dead and the next
-   * cleanup removes its entries (the seed's "process no longer alive").
+   * cleanup removes its entries (its process is no longer alive).
    */
   readonly lifetime?: HandleLifetime;
   /**
@@ -65,7 +65,7 @@ export interface TrackOptions {
   readonly notifiable?: boolean;
 }
 
-/** Default row TTL (seed §1.7: 5 min). */
+/** Default row TTL: 5 min. */
 export const DEFAULT_TTL_MS = 300_000;
 
 const OK: CancelResult = Object.freeze({ ok: true });
@@ -80,6 +80,10 @@ const LIMIT_REACHED: CancelResult = Object.freeze({
 const RESOLVED_VOID: Promise<void> = Promise.resolve();
 const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
 const RESOLVED_NULL: Promise<null> = Promise.resolve(null);
+
+function ignore(): void {
+  // A failed background store write: the sweep removes what it left.
+}
 
 // Handle ids: a per-process random prefix (unique across nodes sharing a store) plus a counter.
 const HANDLE_PREFIX = `${randomBytes(6).toString("base64url")}.`;
@@ -151,11 +155,10 @@ const KEY_WIDE_SOURCES: ReadonlySet<CancellationSource> = new Set(["notification
 /**
  * Records cancellations per `(scope, request id)` and aborts the matching in-flight requests.
  *
- * Rules (seed; conduit-behavior.md §1.4): ids are safe integers or strings of at most 256 UTF-8
- * bytes, `5` and `"5"` being one key; a `null` id is a no-op; the per-scope quota is the only
- * rejection; reasons go through `reflectText(reason, 200)`. Divergence (DESIGN.md, "Stale row
- * after a racing cancel"): `track` never consults existing rows — a request is cancelled only by
- * a cancel that arrives while it is in flight.
+ * Rules: ids are safe integers or strings of at most 256 UTF-8 bytes, `5` and `"5"` being one
+ * key; a `null` id is a no-op; the per-scope quota is the only rejection; reasons go through
+ * `reflectText(reason, 200)`. A stale row never cancels: `track` never consults existing rows —
+ * a request is cancelled only by a cancel that arrives while it is in flight.
  *
  * @example
  * ```ts
@@ -230,15 +233,13 @@ export class CancellationRegistry {
       this.ownsStore = true;
     }
     this.unsubscribe = this.store.onRemoteCancellation((event: RemoteCancellation) => {
+      const reason = () => new RequestCancelledError(event.source, event.reason);
+      // Every handle of a scope (cancelScope on another node).
+      if (event.requestId === null) return this.abortScope(event.scope, reason);
       // Disconnects, timeouts and shutdowns concern one handle on the node that saw them
       // (cancelHandle); only key-wide cancels abort namesakes elsewhere.
       if (!KEY_WIDE_SOURCES.has(event.source)) return;
-      this.abortLocal(
-        event.scope,
-        event.requestId,
-        event.source,
-        () => new RequestCancelledError(event.source, event.reason),
-      );
+      this.abortLocal(event.scope, event.requestId, event.source, reason);
     });
     if (options.janitor !== false) {
       const janitorOptions: {
@@ -323,6 +324,31 @@ export class CancellationRegistry {
     const { scope, requestId } = handle;
     if (requestId === null) return OK;
     return this.record(scope, requestId, text, source);
+  }
+
+  /**
+   * Aborts every in-flight handle of `scope`, on this node and (through the store) on every other
+   * node sharing the store, e.g. when a session ends. Records no row: ids it does not know stay
+   * unknown, and nothing counts against the scope's quota. Never rejects (a store outage leaves
+   * the other nodes' handles to their own ends).
+   *
+   * @example
+   * ```ts
+   * await registry.cancelScope("session:3q2+7w", "session terminated", "disconnect");
+   * ```
+   */
+  async cancelScope(
+    scope: string,
+    reason?: unknown,
+    source: CancellationSource = "library",
+  ): Promise<void> {
+    const text = reason === null || reason === undefined ? null : reflectText(reason, 200);
+    this.abortScope(scope, () => new RequestCancelledError(source, text));
+    try {
+      await this.store.announceScopeCancel?.(scope, text, source);
+    } catch {
+      // Fail-open: the local handles are aborted all the same.
+    }
   }
 
   /** Writes the row (quota, then cap) and, once written, publishes `request:cancelled`. */
@@ -420,6 +446,11 @@ export class CancellationRegistry {
    * Stops tracking that handle only (namesakes stay in flight) and marks it dead. Idempotent.
    * The signal keeps its state: an aborted handle stays aborted.
    *
+   * Resolves once the handle is released here, without waiting for the store: the answer of a
+   * request never waits for a round trip to a shared store. The store entry is removed in the
+   * background, in order with this process's later store calls; if that fails, the dead-handle
+   * sweep (or, with Redis, the node's lease) removes it.
+   *
    * @example
    * ```ts
    * await registry.untrack(handle);
@@ -429,7 +460,8 @@ export class CancellationRegistry {
     if (!(handle instanceof LocalRequestHandle) || handle.released) return RESOLVED_VOID;
     this.release(handle);
     if (handle.requestId === null) return RESOLVED_VOID;
-    return this.store.removeInFlight(handle.scope, handle.requestId, handle.handleId);
+    this.store.removeInFlight(handle.scope, handle.requestId, handle.handleId).catch(ignore);
+    return RESOLVED_VOID;
   }
 
   /**
@@ -444,8 +476,8 @@ export class CancellationRegistry {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_FALSE;
     // A live handle of this process answers without the store: a Redis outage (where the store
-    // fails open with `false`) must not make this process's own calls uncancellable (issue 5,
-    // "Faults": local cancellation keeps working).
+    // fails open with `false`) must not make this process's own calls uncancellable (README,
+    // "Outages": local cancellation keeps working).
     if (this.handles.get(scope)?.has(requestId) === true) return Promise.resolve(true);
     return this.store.isInFlight(scope, requestId);
   }
@@ -556,6 +588,20 @@ export class CancellationRegistry {
     this.stopJanitor();
     this.unsubscribe();
     if (this.ownsStore) await this.store.close();
+  }
+
+  /** Aborts every registered handle of the scope; the error is built only if there is one. */
+  private abortScope(scope: string, reason: () => RequestCancelledError): void {
+    const ids = this.handles.get(scope);
+    if (ids === undefined) return;
+    const error = reason();
+    // Collected first: abort listeners may untrack (and so change the maps) synchronously.
+    const all: LocalRequestHandle[] = [];
+    for (const slot of ids.values()) {
+      if (slot instanceof LocalRequestHandle) all.push(slot);
+      else all.push(...slot);
+    }
+    for (const handle of all) handle.abort(error);
   }
 
   /**

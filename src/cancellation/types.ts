@@ -2,7 +2,7 @@
  * The contracts of the cancellation layer: what a store must do, what a request handle is, and
  * what the registry answers. The registry (limits, telemetry, local abort wiring) sits over a
  * {@link CancellationStore}; the memory store is the default, the Redis store (subpath
- * `conduit-mcp/redis`) shares rows across processes and nodes (DESIGN.md, "Layers").
+ * `conduit-mcp/redis`) shares rows across processes and nodes.
  */
 import type { CancellationSource, RequestCancelledError } from "../errors.js";
 
@@ -10,14 +10,14 @@ import type { CancellationSource, RequestCancelledError } from "../errors.js";
 export type RequestId = string | number;
 
 /**
- * The outcome of {@link CancellationRegistryApi.cancel}: ok, or one of the seed's two error
+ * The outcome of {@link CancellationRegistryApi.cancel}: ok, or one of the two error
  * values. A value, not an exception: both are ordinary answers to hostile input.
  */
 export type CancelResult =
   | { readonly ok: true }
   | { readonly ok: false; readonly error: "invalid_request_id" | "cancellation_limit_reached" };
 
-/** Counts returned by one cleanup pass (the seed's `cleanup/1` telemetry measurements). */
+/** Counts returned by one cleanup pass (also published on `conduit-mcp:cancellation:cleanup`). */
 export interface CleanupResult {
   /** Cancellation rows older than the TTL that were removed. */
   readonly removed: number;
@@ -43,7 +43,8 @@ export interface CancellationRow {
  */
 export interface RemoteCancellation {
   readonly scope: string;
-  readonly requestId: string;
+  /** The request id, or null for every handle of the scope (e.g. a session ended). */
+  readonly requestId: string | null;
   readonly reason: string | null;
   readonly source: CancellationSource;
 }
@@ -53,11 +54,12 @@ export type RecordOutcome = "recorded" | "limit_reached";
 
 /**
  * Storage of cancellation rows and in-flight entries. Implementations enforce the per-scope
- * quota and the global cap (with the seed's eviction order) atomically, so the same rules hold
+ * quota and the global cap (with the documented eviction order) atomically, so the same rules hold
  * whether one process or many share the store. Ids reaching a store are already validated and
  * normalised to strings; reasons are already sanitised.
  *
- * A shared contract test suite runs against every implementation (DESIGN.md, "Conventions").
+ * A shared contract test suite (test/cancellation/store-contract.ts) runs against every
+ * implementation.
  */
 export interface CancellationStore {
   /**
@@ -90,6 +92,15 @@ export interface CancellationStore {
    * the listener). Returns an unsubscribe function.
    */
   onRemoteCancellation(listener: (event: RemoteCancellation) => void): () => void;
+  /**
+   * Tells every other process that every handle of `scope` must abort (no row is written). A
+   * single-process store has no one to tell and may leave it out.
+   */
+  announceScopeCancel?(
+    scope: string,
+    reason: string | null,
+    source: CancellationSource,
+  ): Promise<void>;
   /** Releases timers and connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -408,6 +408,7 @@ export class Dispatcher implements HandlerCallHost {
    * ```
    */
   cancelSession(sessionId: string): number {
+    void this.registry.cancelScope(`session:${sessionId}`, "session terminated", "disconnect");
     const calls = this.bySession.get(sessionId);
     if (calls === undefined) return 0;
     for (const call of [...calls]) call.cancelWith("disconnect", "session terminated");

@@ -1,6 +1,6 @@
 /**
  * One Redis call bounded in time: the fail-open stores never let a request wait on a Redis that
- * stalls (issue 5, "Faults": no unbounded waiting, no unbounded buffering).
+ * stalls (no unbounded waiting, no unbounded buffering).
  */
 
 /**

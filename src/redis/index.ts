@@ -1,5 +1,5 @@
 /**
- * `conduit-mcp/redis`: the Redis-backed stores (issue 5). A separate entry so the root package
+ * `conduit-mcp/redis`: the Redis-backed stores. A separate entry so the root package
  * never loads ioredis, an optional peer dependency.
  *
  * @example
@@ -8,7 +8,7 @@
  * const store = new RedisCancellationStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
  * ```
  */
-export { KeyLayout, pairMember } from "./key-layout.js";
+export { KeyLayout, pairMember, ShardKeys } from "./key-layout.js";
 export { OutageMonitor, type StoreOutageMessage } from "./outage-monitor.js";
 export {
   RedisCancellationStore,

@@ -1,20 +1,27 @@
 /**
- * Where the Redis store keeps what. Every key starts with one hash-tagged base, `{<prefix>}`, so
- * all keys of one store hash to a single Redis Cluster slot and one Lua script may touch any of
- * them (issue 5: "every key under a configurable prefix with one hash tag").
+ * Where the Redis cancellation store keeps what. The key space is split into `shards` parts, each
+ * under its own hash tag; a scope always lives in one shard (chosen by a hash of the scope), so a
+ * Lua script touches keys of one Redis Cluster slot only, and a multi-shard cluster shares the
+ * load of many tenants. With one shard (the default on a single Redis) the tag is `{prefix}`;
+ * with more, shard `k` is `{prefix/k}`.
+ *
+ * Keys of one shard (`{t}` its tag):
  *
  * | key | type | holds |
  * | --- | --- | --- |
- * | `{p}:scopes` | ZSET | scope → its row count (eviction walks it largest first) |
- * | `{p}:s:<scope>` | ZSET | request id → cancelledAt (equal scores order by id, bytewise) |
- * | `{p}:r:<scope>` | HASH | request id → reason (`n` = null, `s<text>`) |
- * | `{p}:last` | STRING | the latest stamp (stamps never decrease, as in the memory store) |
- * | `{p}:time` | ZSET | `<len(scope)>:<scope><id>` → cancelledAt (TTL cleanup, total size) |
- * | `{p}:f:<len(scope)>:<scope><id>` | HASH | handle id → node id (in-flight entries of one key) |
- * | `{p}:nf:<node>` | HASH | handle id → pair member (one node's entries, for the lease sweep) |
- * | `{p}:nodes` | SET | nodes that may hold entries |
- * | `{p}:lease:<node>` | STRING | present while the node is alive (PX lease) |
- * | `{p}:cancelled` | channel | cross-node cancellation events |
+ * | `{t}:scopes` | ZSET | scope → its row count (eviction walks it largest first) |
+ * | `{t}:s:<scope>` | ZSET | request id → cancelledAt (equal scores order by id, bytewise) |
+ * | `{t}:r:<scope>` | HASH | request id → reason (`n` = null, `s<text>`) |
+ * | `{t}:last` | STRING | the latest stamp (stamps never decrease, as in the memory store) |
+ * | `{t}:time` | ZSET | `<len(scope)>:<scope><id>` → cancelledAt (TTL cleanup, total size) |
+ * | `{t}:f:<len(scope)>:<scope><id>` | HASH | handle id → node id (in-flight entries of one key) |
+ * | `{t}:nf:<node>` | HASH | handle id → pair member (one node's entries, for the lease sweep) |
+ * | `{t}:nodes` | SET | nodes that may hold entries in this shard |
+ * | `{t}:lease:<node>` | STRING | present while the node is alive (PX lease) |
+ * | `{t}:cx` | STREAM | the latest cross-node cancels (bounded), read after a resubscribe |
+ *
+ * Plus one pub/sub channel for the whole store, `<first tag>:cancelled` (classic pub/sub reaches
+ * every node of a Redis Cluster).
  *
  * @example
  * ```ts
@@ -23,23 +30,66 @@
  * ```
  */
 export class KeyLayout {
-  /** `{prefix}`: the hash tag every key starts with (as passed to ioredis, before its keyPrefix). */
+  /** Number of shards (1..1024). */
+  readonly shards: number;
+  /** The pub/sub channel (channels are not key-prefixed by ioredis, so it carries both parts). */
+  readonly channel: string;
+  /** Every shard, by index. */
+  readonly all: readonly ShardKeys[];
+
+  constructor(prefix: string, clientKeyPrefix: string, shards = 1) {
+    this.shards = shards;
+    const all: ShardKeys[] = [];
+    for (let k = 0; k < shards; k++) {
+      all.push(
+        new ShardKeys(k, shards === 1 ? `{${prefix}}` : `{${prefix}/${k}}`, clientKeyPrefix),
+      );
+    }
+    this.all = all;
+    this.channel = `${clientKeyPrefix}{${prefix}}:cancelled`;
+  }
+
+  /** The shard a scope lives in: FNV-1a of its stored bytes, modulo the shard count. */
+  shardOf(scope: Wire): ShardKeys {
+    if (this.shards === 1) return this.all[0] as ShardKeys;
+    return this.all[fnv1a(scope) % this.shards] as ShardKeys;
+  }
+
+  /** The ZSET of one scope's rows. */
+  scopeRows(scope: Wire): Wire {
+    return this.shardOf(scope).scopeRows(scope);
+  }
+
+  /** The HASH of one key's in-flight entries. */
+  inFlight(scope: Wire, requestId: Wire): Wire {
+    return this.shardOf(scope).inFlight(scope, requestId);
+  }
+}
+
+/** The keys of one shard. */
+export class ShardKeys {
+  /** This shard's index. */
+  readonly index: number;
+  /** The hash tag every key of the shard starts with (as passed to ioredis, before its keyPrefix). */
   readonly tag: string;
   /** The base as Redis sees it (the client's `keyPrefix` + tag), for keys built inside Lua. */
   readonly luaBase: string;
-  /** The pub/sub channel (channels are not key-prefixed by ioredis, so it carries both parts). */
-  readonly channel: string;
   readonly scopes: string;
   readonly time: string;
   readonly nodes: string;
+  readonly catchUp: string;
+  /** The session store's ZSET of session ids (the cancellation store does not use it). */
+  readonly sessions: string;
 
-  constructor(prefix: string, clientKeyPrefix: string) {
-    this.tag = `{${prefix}}`;
-    this.luaBase = `${clientKeyPrefix}${this.tag}`;
-    this.channel = `${this.luaBase}:cancelled`;
-    this.scopes = `${this.tag}:scopes`;
-    this.time = `${this.tag}:time`;
-    this.nodes = `${this.tag}:nodes`;
+  constructor(index: number, tag: string, clientKeyPrefix: string) {
+    this.index = index;
+    this.tag = tag;
+    this.luaBase = `${clientKeyPrefix}${tag}`;
+    this.scopes = `${tag}:scopes`;
+    this.time = `${tag}:time`;
+    this.nodes = `${tag}:nodes`;
+    this.catchUp = `${tag}:cx`;
+    this.sessions = `${tag}:sessions`;
   }
 
   /** The ZSET of one scope's rows. */
@@ -57,15 +107,26 @@ export class KeyLayout {
     return cat(`${this.tag}:f:`, pairMember(scope, requestId));
   }
 
-  /** The HASH of one node's in-flight entries. */
+  /** The HASH of one node's in-flight entries in this shard. */
   nodeEntries(node: string): string {
     return `${this.tag}:nf:${node}`;
   }
 
-  /** The lease key of one node. */
+  /** The lease key of one node in this shard. */
   lease(node: string): string {
     return `${this.tag}:lease:${node}`;
   }
+}
+
+/** 32-bit FNV-1a over the UTF-8 (or WTF-8) bytes: cheap, stable across nodes and versions. */
+function fnv1a(text: Wire): number {
+  const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
+  let hash = 0x811c9dc5;
+  for (const byte of bytes) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
 }
 
 /** A scope or id as sent to Redis: the string itself, or its WTF-8 bytes (see {@link wire}). */
@@ -78,8 +139,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * A scope or id in the form Redis stores. Well-formed text goes as it is (UTF-8). Text with a
  * lone surrogate would be turned into U+FFFD by UTF-8 encoding, so `"\uD800"` and `"\uFFFD"`
  * would become one key (and, for scopes, one tenant); it goes as WTF-8 bytes instead, which no
- * well-formed string produces and which keep code point order, the order the seed's eviction
- * ties use (conduit-behavior.md §1.5).
+ * well-formed string produces and which keep code point order, the order eviction
+ * ties use.
  *
  * @example
  * ```ts

@@ -1,23 +1,36 @@
 /**
- * Tracks whether Redis is reachable and reports each outage once: one log line and one
- * `conduit-mcp:store:outage` event when it goes down, one event when it comes back — never one per
- * request (issue 5, "Faults").
+ * Tracks whether Redis is reachable and reports each outage once: one log line naming the store
+ * and one `conduit-mcp:store:outage` event when it goes down, one event when it comes back — never
+ * one per request.
  */
 import { channels } from "../diagnostics.js";
 
 /** Message of `conduit-mcp:store:outage`. */
 export interface StoreOutageMessage {
   readonly store: "redis";
+  /** Which store lost Redis: the cancellation store or the session store. */
+  readonly part: OutagePart;
   readonly state: "down" | "up";
   readonly error?: string;
 }
+
+/** The store an {@link OutageMonitor} speaks for. */
+export type OutagePart = "cancellation" | "sessions";
+
+/** What each store does while Redis is away, for its one outage line. */
+const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
+  cancellation:
+    "Redis cancellation store unreachable (%s); failing open: requests are served, local cancellation still works, cross-node cancellation resumes when Redis is back",
+  sessions:
+    "Redis session store unreachable (%s); sessions created or seen on this node are served from its local copy, new sessions are kept there and written to Redis when it is back",
+};
 
 /**
  * Up/down state machine with edge-triggered reporting.
  *
  * @example
  * ```ts
- * const monitor = new OutageMonitor(console.warn);
+ * const monitor = new OutageMonitor(console.warn, "cancellation");
  * monitor.down(new Error("ECONNREFUSED")); // logs once, publishes { state: "down" }
  * monitor.down(new Error("ECONNREFUSED")); // silent
  * monitor.up();                            // publishes { state: "up" }
@@ -26,9 +39,11 @@ export interface StoreOutageMessage {
 export class OutageMonitor {
   private outage = false;
   private readonly logger: (message: string) => void;
+  private readonly part: OutagePart;
 
-  constructor(logger: (message: string) => void) {
+  constructor(logger: (message: string) => void, part: OutagePart) {
     this.logger = logger;
+    this.part = part;
   }
 
   /** Whether an outage is in progress. */
@@ -42,14 +57,12 @@ export class OutageMonitor {
     this.outage = true;
     const text = describeError(error);
     try {
-      this.logger(
-        `conduit-mcp: Redis cancellation store unreachable (${text}); failing open: requests are served, local cancellation still works, cross-node cancellation resumes when Redis is back`,
-      );
+      this.logger(`conduit-mcp: ${CONSEQUENCE[this.part].replace("%s", () => text)}`);
     } catch {
       // A broken logger must not break request handling.
     }
     if (channels.storeOutage.hasSubscribers) {
-      channels.storeOutage.publish({ store: "redis", state: "down", error: text });
+      channels.storeOutage.publish({ store: "redis", part: this.part, state: "down", error: text });
     }
   }
 
@@ -58,7 +71,7 @@ export class OutageMonitor {
     if (!this.outage) return;
     this.outage = false;
     if (channels.storeOutage.hasSubscribers) {
-      channels.storeOutage.publish({ store: "redis", state: "up" });
+      channels.storeOutage.publish({ store: "redis", part: this.part, state: "up" });
     }
   }
 }

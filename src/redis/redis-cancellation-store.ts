@@ -1,10 +1,12 @@
 /**
  * `RedisCancellationStore`: the cancellation rows and in-flight entries of every process and node,
- * in one Redis, with the memory store's semantics (issue 5). Quota, cap eviction, refresh and clear
- * run as Lua scripts, so the seed's rules hold under any concurrency; a recorded cancel is
- * published on a channel so the node running the request aborts it at once; each node holds a
- * lease so a crashed node's in-flight entries are swept by the others (the seed's dead-process
- * sweep, across machines). Redis being away never fails a request: the store fails open.
+ * in one Redis (or Redis Cluster), with the memory store's semantics. Quota, cap eviction, refresh
+ * and clear run as Lua scripts, so the row rules hold under any concurrency; a cancel that another
+ * node can act on (a notification or a library cancel, or every handle of a scope) is published
+ * on a channel so the node running the request aborts it at once, and kept in a bounded catch-up
+ * stream so a node whose subscriber was away still hears it; each node holds a lease so a crashed
+ * node's in-flight entries are swept by the others. Redis being away never fails a request: the
+ * store fails open.
  */
 
 import { randomUUID } from "node:crypto";
@@ -12,7 +14,7 @@ import { hostname } from "node:os";
 import type { RedisOptions } from "ioredis";
 import { Cluster, Redis } from "ioredis";
 import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/memory-store.js";
-import { clockOption, rowLimit } from "../cancellation/options.js";
+import { rowLimit } from "../cancellation/options.js";
 import type {
   CancellationRow,
   CancellationStore,
@@ -22,11 +24,18 @@ import type {
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
 import { bounded } from "./bounded.js";
-import { KeyLayout, pairMember, type Wire, wire } from "./key-layout.js";
+import { KeyLayout, pairMember, type ShardKeys, type Wire, wire } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
-import { decodeRemoteMessage, encodeRemoteMessage } from "./remote-message.js";
+import {
+  decodeRemoteFrame,
+  decodeRemoteMessage,
+  encodeRemoteMessage,
+  type RemoteMessage,
+  streamIdAfter,
+} from "./remote-message.js";
 import {
   ADD_IN_FLIGHT_SCRIPT,
+  ANNOUNCE_SCRIPT,
   CLEAR_SCRIPT,
   EXPIRE_SCRIPT,
   REAP_NODES_SCRIPT,
@@ -42,18 +51,25 @@ export interface RedisCancellationStoreOptions {
   /**
    * A Redis URL (the store then owns its connection, configured to fail fast), or an ioredis
    * `Redis` / `Cluster` you own. For your own client, prefer `enableOfflineQueue: false`; the store
-   * never sends while the client is not ready and bounds every call anyway.
+   * never sends while the client is not ready and bounds every call anyway. A client created with
+   * `lazyConnect` is connected by the store.
    */
   readonly redis: Redis | Cluster | string;
-  /** Key prefix, used as the hash tag `{prefix}`; no braces. Default `"conduit-mcp"`. */
+  /** Key prefix, part of every hash tag; no braces. Default `"conduit-mcp"`. */
   readonly prefix?: string;
+  /**
+   * Number of key-space shards (1..1024), each under its own hash tag; a scope lives in one.
+   * Default 1 on a single Redis, 16 on a `Cluster` (so the tenants spread over its masters).
+   * With more than one shard, `maxRows` is enforced per shard as `floor(maxRows / shards)`.
+   */
+  readonly shards?: number;
   /** Global row cap (`Infinity` disables). Default 10 000. */
   readonly maxRows?: number;
   /** Per-scope quota (`Infinity` disables). Default 256. */
   readonly maxRowsPerScope?: number;
   /**
-   * Stamps rows, in ms since the epoch, clamped in Redis so stamps never decrease across all
-   * nodes (as the memory store does; the row's own `cancelledAt` is not used). Default `Date.now`.
+   * For tests only: a time source in ms that replaces Redis's `TIME` in every script. Unset (the
+   * default), stamps and TTL cutoffs come from Redis's clock, one clock for all nodes.
    */
   readonly clock?: () => number;
   /** Lease of this node, renewed every `leaseMs / 3`. Default 15 000. */
@@ -62,6 +78,11 @@ export interface RedisCancellationStoreOptions {
   readonly nodeId?: string;
   /** Upper bound on one Redis call before it counts as an outage. Default 1 000. */
   readonly commandTimeoutMs?: number;
+  /**
+   * Cross-node cancels kept per shard for a node whose subscriber reconnects (approximate, Redis
+   * `MAXLEN ~`). Default 1 000.
+   */
+  readonly catchUpLength?: number;
   /** Receives the one line per outage (and script faults). Default `console.warn`. */
   readonly logger?: (message: string) => void;
 }
@@ -70,9 +91,10 @@ type Client = Redis | Cluster;
 
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL on NOSCRIPT). */
 interface ScriptedClient {
-  conduitMcpRecordV1(...args: Wire[]): Promise<[number, number]>;
+  conduitMcpRecordV2(...args: Wire[]): Promise<[number, number]>;
+  conduitMcpAnnounceV1(...args: Wire[]): Promise<number>;
   conduitMcpClearV1(...args: Wire[]): Promise<number>;
-  conduitMcpExpireV1(...args: Wire[]): Promise<number>;
+  conduitMcpExpireV2(...args: Wire[]): Promise<number>;
   conduitMcpAddInFlightV1(...args: Wire[]): Promise<number>;
   conduitMcpRemoveInFlightV1(...args: Wire[]): Promise<number>;
   conduitMcpRenewLeaseV1(...args: Wire[]): Promise<number>;
@@ -82,9 +104,10 @@ interface ScriptedClient {
 }
 
 const SCRIPTS: ReadonlyArray<readonly [keyof ScriptedClient, string, number]> = [
-  ["conduitMcpRecordV1", RECORD_SCRIPT, 4],
+  ["conduitMcpRecordV2", RECORD_SCRIPT, 5],
+  ["conduitMcpAnnounceV1", ANNOUNCE_SCRIPT, 1],
   ["conduitMcpClearV1", CLEAR_SCRIPT, 2],
-  ["conduitMcpExpireV1", EXPIRE_SCRIPT, 2],
+  ["conduitMcpExpireV2", EXPIRE_SCRIPT, 2],
   ["conduitMcpAddInFlightV1", ADD_IN_FLIGHT_SCRIPT, 3],
   ["conduitMcpRemoveInFlightV1", REMOVE_IN_FLIGHT_SCRIPT, 2],
   ["conduitMcpRenewLeaseV1", RENEW_LEASE_SCRIPT, 2],
@@ -93,12 +116,19 @@ const SCRIPTS: ReadonlyArray<readonly [keyof ScriptedClient, string, number]> = 
   ["conduitMcpRetireNodeV1", RETIRE_NODE_SCRIPT, 3],
 ];
 
+/**
+ * Sources whose cancel another node can act on: they target a `(scope, id)` key, so a namesake
+ * running elsewhere must abort. A disconnect, timeout or shutdown concerns one handle on the node
+ * that saw it: its row is written, nothing is published.
+ */
+const ANNOUNCED_SOURCES: ReadonlySet<CancellationSource> = new Set(["notification", "library"]);
 /** Rows removed per EXPIRE call: one script never holds Redis for long. */
 const EXPIRE_PAGE = 1_000;
 /** Upper bound on EXPIRE pages per cleanup (10 M rows); a bounded loop. */
 const EXPIRE_MAX_PAGES = 10_000;
 /** Reply errors that mean "Redis cannot serve now" (an outage), not "this call is wrong". */
-const OUTAGE_REPLY = /^(LOADING|READONLY|CLUSTERDOWN|MASTERDOWN|BUSY|TRYAGAIN|NOREPLICAS)\b/;
+const OUTAGE_REPLY =
+  /^(LOADING|READONLY|CLUSTERDOWN|MASTERDOWN|BUSY|TRYAGAIN|NOREPLICAS|MOVED|ASK)\b/;
 const NODE_ID = /^[\x21-\x7e]{1,128}$/;
 const PREFIX = /^[^{}]{1,128}$/;
 
@@ -109,19 +139,20 @@ interface LocalEntry {
   readonly field: string;
   readonly member: Wire;
   readonly key: Wire;
+  readonly shard: ShardKeys;
 }
 
 /**
  * A {@link CancellationStore} on Redis (ioredis 5), shared by every process and node that uses the
  * same Redis and prefix.
  *
- * Fail-open (issue 5, "Faults"): while Redis is unreachable no call throws or waits longer than
- * `commandTimeoutMs`; `record` resolves `"recorded"` without writing (so the registry still aborts
- * this process's own handles — refusing would turn a Redis outage into uncancellable requests),
- * `has` / `isInFlight` resolve false, `reason` undefined, `size` 0, writes are dropped. Each outage
- * logs one line and publishes `conduit-mcp:store:outage` `{ state: "down" }`, then `{ state: "up" }`
- * when Redis is back; the subscriber resubscribes and the node re-asserts its lease and its live
- * in-flight entries by itself.
+ * Fail-open: while Redis is unreachable no call throws or waits longer than `commandTimeoutMs`;
+ * `record` resolves `"recorded"` without writing (so the registry still aborts this process's own
+ * handles — refusing would turn a Redis outage into uncancellable requests), `has` / `isInFlight`
+ * resolve false, `reason` undefined, `size` 0, writes are dropped. Each outage logs one line and
+ * publishes `conduit-mcp:store:outage` `{ state: "down" }`, then `{ state: "up" }` when Redis is
+ * back; the subscriber resubscribes, reads the cancels it missed from the catch-up streams, and
+ * the node re-asserts its lease and its live in-flight entries by itself.
  *
  * @example
  * ```ts
@@ -143,7 +174,9 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly maxRowsArg: string;
   private readonly maxPerScopeArg: string;
   private readonly batchArg: string;
-  private readonly clock: () => number;
+  private readonly streamLengthArg: string;
+  /** `""` (Redis's TIME) unless a test clock was given. */
+  private readonly clock: (() => number) | null;
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   private readonly logger: (message: string) => void;
@@ -153,6 +186,8 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly leaseTimer: NodeJS.Timeout;
   private readonly reportedFaults = new Set<string>();
   private readonly detach: Array<() => void> = [];
+  /** Per shard: the newest catch-up stream id this node has heard of (null before the first). */
+  private readonly lastSeen: Array<string | null>;
   private subscribed = false;
   private leaseAsserted = false;
   private closed = false;
@@ -173,7 +208,11 @@ export class RedisCancellationStore implements CancellationStore {
     );
     this.leaseMs = positiveInteger("leaseMs", options.leaseMs, 15_000, 3);
     this.timeoutMs = positiveInteger("commandTimeoutMs", options.commandTimeoutMs, 1_000, 1);
-    this.clock = clockOption("clock", options.clock);
+    const streamLength = positiveInteger("catchUpLength", options.catchUpLength, 1_000, 1);
+    if (options.clock !== undefined && typeof options.clock !== "function") {
+      throw new InvalidOptionError("clock", "a function returning milliseconds", options.clock);
+    }
+    this.clock = options.clock ?? null;
     if (options.logger !== undefined && typeof options.logger !== "function") {
       throw new InvalidOptionError("logger", "a function", options.logger);
     }
@@ -186,12 +225,8 @@ export class RedisCancellationStore implements CancellationStore {
       );
     }
     this.nodeId = nodeId;
-    this.maxRowsArg = Number.isFinite(maxRows) ? String(maxRows) : "-1";
-    this.maxPerScopeArg = Number.isFinite(maxPerScope) ? String(maxPerScope) : "-1";
-    // The seed's batch: max(1, div(max_rows, 20)) (conduit-behavior.md §1.5).
-    this.batchArg = String(Number.isFinite(maxRows) ? Math.max(1, Math.floor(maxRows / 20)) : 1);
     this.logger = options.logger ?? ((message) => console.warn(message));
-    this.monitor = new OutageMonitor(this.logger);
+    this.monitor = new OutageMonitor(this.logger, "cancellation");
 
     const redis = options.redis;
     if (typeof redis === "string") {
@@ -204,8 +239,20 @@ export class RedisCancellationStore implements CancellationStore {
     } else {
       throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
     }
+    const shards = options.shards ?? (this.client instanceof Cluster ? 16 : 1);
+    if (!Number.isSafeInteger(shards) || shards < 1 || shards > 1_024) {
+      throw new InvalidOptionError("shards", "an integer from 1 to 1024", shards);
+    }
+    // The cap per shard: the whole table never holds more than maxRows.
+    const shardCap = Number.isFinite(maxRows) ? Math.max(1, Math.floor(maxRows / shards)) : -1;
+    this.maxRowsArg = String(shardCap);
+    this.maxPerScopeArg = Number.isFinite(maxPerScope) ? String(maxPerScope) : "-1";
+    // One eviction batch is a twentieth of the cap (at least one row).
+    this.batchArg = String(shardCap > 0 ? Math.max(1, Math.floor(shardCap / 20)) : 1);
+    this.streamLengthArg = String(streamLength);
+    this.lastSeen = new Array<string | null>(shards).fill(null);
     const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
-    this.keys = new KeyLayout(prefix, clientKeyPrefix);
+    this.keys = new KeyLayout(prefix, clientKeyPrefix, shards);
     for (const [name, lua, numberOfKeys] of SCRIPTS) {
       this.client.defineCommand(name, { lua, numberOfKeys });
     }
@@ -217,8 +264,8 @@ export class RedisCancellationStore implements CancellationStore {
     this.listen(this.client, "ready", () => this.onReady());
 
     // A dedicated connection for SUBSCRIBE (a subscribed connection cannot run other commands).
-    // Resubscribing is done here on every `ready`, not by ioredis, so `ready()` can tell when
-    // cross-node delivery is live again after an outage.
+    // Resubscribing is done here on every `ready`, not by ioredis, so the store can read what it
+    // missed and `ready()` can tell when cross-node delivery is live again after an outage.
     this.subscriber =
       this.client instanceof Cluster
         ? this.client.duplicate()
@@ -227,6 +274,7 @@ export class RedisCancellationStore implements CancellationStore {
             autoResubscribe: false,
             maxRetriesPerRequest: 1,
             lazyConnect: false,
+            connectionName: `conduit-mcp-sub-${nodeId}`,
           });
     this.subscriber.on("error", () => {
       // Outages are reported once, from the command connection.
@@ -234,15 +282,17 @@ export class RedisCancellationStore implements CancellationStore {
     this.subscriber.on("close", () => {
       this.subscribed = false;
     });
-    this.subscriber.on("ready", () => this.subscribe());
+    this.subscriber.on("ready", () => void this.subscribe());
     this.subscriber.on("message", (channel: string, raw: string) => this.onMessage(channel, raw));
-    if (this.subscriber.status === "ready") this.subscribe();
+    if (this.subscriber.status === "ready") void this.subscribe();
 
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.floor(this.leaseMs / 3));
     this.leaseTimer.unref();
     if (this.client.status === "ready") this.onReady();
-    else if (this.ownsClient && this.client.status === "wait")
-      void this.client.connect().catch(() => {});
+    // A client created with `lazyConnect` (ours never is) would otherwise never connect, and
+    // cross-node cancellation would be silently off: connect it, and report a failure.
+    connectIfLazy(this.client, this.monitor);
+    connectIfLazy(this.subscriber, this.monitor);
   }
 
   /**
@@ -266,32 +316,68 @@ export class RedisCancellationStore implements CancellationStore {
 
   async record(row: CancellationRow, source: CancellationSource): Promise<RecordOutcome> {
     const { scope, requestId, reason } = row;
-    const payload = encodeRemoteMessage({ scope, requestId, reason, source, node: this.nodeId });
     const s = wire(scope);
     const id = wire(requestId);
+    const shard = this.keys.shardOf(s);
+    const payload = ANNOUNCED_SOURCES.has(source)
+      ? encodeRemoteMessage({ scope, requestId, reason, source, node: this.nodeId })
+      : "";
     const result = await this.call(
       (c) =>
-        c.conduitMcpRecordV1(
-          this.keys.scopes,
-          this.keys.scopeRows(s),
-          this.keys.scopeReasons(s),
-          this.keys.time,
-          this.keys.luaBase,
+        c.conduitMcpRecordV2(
+          shard.scopes,
+          shard.scopeRows(s),
+          shard.scopeReasons(s),
+          shard.time,
+          shard.catchUp,
+          shard.luaBase,
           s,
           id,
-          String(this.clock()),
+          this.now(),
           reason === null ? "n" : `s${reason}`,
           this.maxRowsArg,
           this.maxPerScopeArg,
           this.batchArg,
           this.keys.channel,
           payload,
+          this.streamLengthArg,
+          String(shard.index),
         ),
       null,
     );
     // Fail-open: without Redis the cancel still counts locally (see the class comment).
     if (result === null) return "recorded";
     return result[0] === 1 ? "recorded" : "limit_reached";
+  }
+
+  /**
+   * Tells every other node that every handle of `scope` must abort (e.g. its session ended); no
+   * row is written. Fails open like every call.
+   */
+  async announceScopeCancel(
+    scope: string,
+    reason: string | null,
+    source: CancellationSource,
+  ): Promise<void> {
+    const shard = this.keys.shardOf(wire(scope));
+    const payload = encodeRemoteMessage({
+      scope,
+      requestId: null,
+      reason,
+      source,
+      node: this.nodeId,
+    });
+    await this.call(
+      (c) =>
+        c.conduitMcpAnnounceV1(
+          shard.catchUp,
+          this.keys.channel,
+          payload,
+          this.streamLengthArg,
+          String(shard.index),
+        ),
+      0,
+    );
   }
 
   async has(scope: string, requestId: string): Promise<boolean> {
@@ -303,8 +389,9 @@ export class RedisCancellationStore implements CancellationStore {
   }
 
   async reason(scope: string, requestId: string): Promise<string | null | undefined> {
+    const s = wire(scope);
     const raw = await this.call(
-      (c) => c.hget(this.keys.scopeReasons(wire(scope)), wire(requestId)),
+      (c) => c.hget(this.keys.shardOf(s).scopeReasons(s), wire(requestId)),
       null,
     );
     if (raw === null) return undefined;
@@ -313,15 +400,10 @@ export class RedisCancellationStore implements CancellationStore {
 
   async clear(scope: string, requestId: string): Promise<boolean> {
     const s = wire(scope);
+    const shard = this.keys.shardOf(s);
     const removed = await this.call(
       (c) =>
-        c.conduitMcpClearV1(
-          this.keys.scopes,
-          this.keys.scopeRows(s),
-          this.keys.luaBase,
-          s,
-          wire(requestId),
-        ),
+        c.conduitMcpClearV1(shard.scopes, shard.scopeRows(s), shard.luaBase, s, wire(requestId)),
       0,
     );
     return removed === 1;
@@ -330,6 +412,7 @@ export class RedisCancellationStore implements CancellationStore {
   async addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
     const s = wire(scope);
     const id = wire(requestId);
+    const shard = this.keys.shardOf(s);
     const member = pairMember(s, id);
     // Field = node + space + handle: unique across nodes even if handle ids are only unique locally.
     const entry: LocalEntry = {
@@ -337,15 +420,16 @@ export class RedisCancellationStore implements CancellationStore {
       requestId,
       field: `${this.nodeId} ${handleId}`,
       member,
-      key: this.keys.inFlight(s, id),
+      key: shard.inFlight(s, id),
+      shard,
     };
     this.local.set(handleId, entry);
     await this.call(
       (c) =>
         c.conduitMcpAddInFlightV1(
           entry.key,
-          this.keys.nodeEntries(this.nodeId),
-          this.keys.nodes,
+          shard.nodeEntries(this.nodeId),
+          shard.nodes,
           this.nodeId,
           entry.field,
           member,
@@ -359,11 +443,13 @@ export class RedisCancellationStore implements CancellationStore {
     if (entry !== undefined && entry.scope === scope && entry.requestId === requestId) {
       this.local.delete(handleId);
     }
+    const s = wire(scope);
+    const shard = this.keys.shardOf(s);
     await this.call(
       (c) =>
         c.conduitMcpRemoveInFlightV1(
-          this.keys.inFlight(wire(scope), wire(requestId)),
-          this.keys.nodeEntries(this.nodeId),
+          shard.inFlight(s, wire(requestId)),
+          shard.nodeEntries(this.nodeId),
           `${this.nodeId} ${handleId}`,
         ),
       0,
@@ -375,36 +461,48 @@ export class RedisCancellationStore implements CancellationStore {
     return n === 1;
   }
 
-  async cleanup(ttlMs: number, now: number): Promise<CleanupResult> {
+  /**
+   * Removes rows strictly older than `ttlMs` by Redis's clock (`now`, this node's clock, is not
+   * used: a node whose clock is ahead must not wipe rows it did not age), then the entries of
+   * nodes whose lease lapsed.
+   */
+  async cleanup(ttlMs: number, _now: number): Promise<CleanupResult> {
     let removed = 0;
-    // Strictly older than the TTL (conduit-behavior.md §1.4 cleanup): cancelledAt < now - ttl.
-    if (Number.isFinite(ttlMs) && Number.isFinite(now)) {
-      const cutoff = `(${now - ttlMs}`;
-      for (let page = 0; page < EXPIRE_MAX_PAGES; page++) {
-        const n = await this.call(
-          (c) =>
-            c.conduitMcpExpireV1(
-              this.keys.scopes,
-              this.keys.time,
-              this.keys.luaBase,
-              cutoff,
-              String(EXPIRE_PAGE),
-            ),
+    let inFlightRemoved = 0;
+    await Promise.all(
+      this.keys.all.map(async (shard) => {
+        if (Number.isFinite(ttlMs)) {
+          for (let page = 0; page < EXPIRE_MAX_PAGES; page++) {
+            const n = await this.call(
+              (c) =>
+                c.conduitMcpExpireV2(
+                  shard.scopes,
+                  shard.time,
+                  shard.luaBase,
+                  String(Math.max(0, Math.floor(ttlMs))),
+                  String(EXPIRE_PAGE),
+                  this.now(),
+                ),
+              0,
+            );
+            removed += n;
+            if (n < EXPIRE_PAGE) break;
+          }
+        }
+        inFlightRemoved += await this.call(
+          (c) => c.conduitMcpReapNodesV1(shard.nodes, shard.luaBase),
           0,
         );
-        removed += n;
-        if (n < EXPIRE_PAGE) break;
-      }
-    }
-    const inFlightRemoved = await this.call(
-      (c) => c.conduitMcpReapNodesV1(this.keys.nodes, this.keys.luaBase),
-      0,
+      }),
     );
     return { removed, inFlightRemoved };
   }
 
   async size(): Promise<number> {
-    return this.call((c) => c.zcard(this.keys.time), 0);
+    const counts = await Promise.all(
+      this.keys.all.map((shard) => this.call((c) => c.zcard(shard.time), 0)),
+    );
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
   onRemoteCancellation(listener: (event: RemoteCancellation) => void): () => void {
@@ -423,16 +521,20 @@ export class RedisCancellationStore implements CancellationStore {
     if (this.closed) return;
     clearInterval(this.leaseTimer);
     if (this.client.status === "ready") {
-      await this.call(
-        (c) =>
-          c.conduitMcpRetireNodeV1(
-            this.keys.nodeEntries(this.nodeId),
-            this.keys.nodes,
-            this.keys.lease(this.nodeId),
-            this.keys.luaBase,
-            this.nodeId,
+      await Promise.all(
+        this.keys.all.map((shard) =>
+          this.call(
+            (c) =>
+              c.conduitMcpRetireNodeV1(
+                shard.nodeEntries(this.nodeId),
+                shard.nodes,
+                shard.lease(this.nodeId),
+                shard.luaBase,
+                this.nodeId,
+              ),
+            0,
           ),
-        0,
+        ),
       );
     }
     this.closed = true;
@@ -441,6 +543,11 @@ export class RedisCancellationStore implements CancellationStore {
     for (const undo of this.detach) undo();
     await quit(this.subscriber, this.timeoutMs);
     if (this.ownsClient) await quit(this.client, this.timeoutMs);
+  }
+
+  /** The scripts' "now": `""` lets Redis use its own `TIME`. */
+  private now(): string {
+    return this.clock === null ? "" : String(this.clock());
   }
 
   /**
@@ -492,55 +599,100 @@ export class RedisCancellationStore implements CancellationStore {
     void this.resync();
   }
 
-  /** Renews the lease; a lapsed lease means another node may have swept our entries: resync. */
+  /** Renews the lease in every shard; a lapsed one means our entries may be swept: resync. */
   private async renewLease(): Promise<void> {
     if (this.closed || this.client.status !== "ready") return;
-    const had = await this.call(
-      (c) =>
-        c.conduitMcpRenewLeaseV1(
-          this.keys.lease(this.nodeId),
-          this.keys.nodes,
-          this.nodeId,
-          String(this.leaseMs),
+    const held = await Promise.all(
+      this.keys.all.map((shard) =>
+        this.call(
+          (c) =>
+            c.conduitMcpRenewLeaseV1(
+              shard.lease(this.nodeId),
+              shard.nodes,
+              this.nodeId,
+              String(this.leaseMs),
+            ),
+          1,
         ),
-      1,
+      ),
     );
-    if (had === 0) await this.resync();
+    if (held.includes(0)) await this.resync();
   }
 
-  /** Makes Redis hold exactly this node's live in-flight entries, and the lease. */
+  /** Makes Redis hold exactly this node's live in-flight entries, and the lease, in every shard. */
   private async resync(): Promise<void> {
     if (this.closed || this.client.status !== "ready") return;
-    const args: Wire[] = [
-      this.keys.nodeEntries(this.nodeId),
-      this.keys.nodes,
-      this.keys.lease(this.nodeId),
-      this.keys.luaBase,
+    const byShard = this.keys.all.map((shard): Wire[] => [
+      shard.nodeEntries(this.nodeId),
+      shard.nodes,
+      shard.lease(this.nodeId),
+      shard.luaBase,
       this.nodeId,
       String(this.leaseMs),
-    ];
-    for (const entry of this.local.values()) args.push(entry.field, entry.member);
-    const ok = await this.call((c) => c.conduitMcpResyncV1(...args), 0);
-    if (ok === 1) this.leaseAsserted = true;
-  }
-
-  private subscribe(): void {
-    if (this.closed) return;
-    this.subscriber.subscribe(this.keys.channel).then(
-      () => {
-        this.subscribed = true;
-      },
-      () => {
-        // Retried on the next `ready`.
-      },
+    ]);
+    for (const entry of this.local.values()) {
+      byShard[entry.shard.index]?.push(entry.field, entry.member);
+    }
+    const results = await Promise.all(
+      byShard.map((args) => this.call((c) => c.conduitMcpResyncV1(...args), 0)),
     );
+    if (results.every((ok) => ok === 1)) this.leaseAsserted = true;
   }
 
-  /** A channel message: hostile until validated; our own events are not remote. */
+  /**
+   * Subscribes, then reads from each shard's catch-up stream what was announced while this node
+   * was not listening (nothing on the very first subscription: only the position is taken).
+   */
+  private async subscribe(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.subscriber.subscribe(this.keys.channel);
+    } catch {
+      return; // Retried on the next `ready`.
+    }
+    await Promise.all(this.keys.all.map((shard) => this.catchUp(shard)));
+    if (!this.closed && this.subscriber.status === "ready") this.subscribed = true;
+  }
+
+  /** One shard's catch-up: deliver what is newer than the last id heard, or take the position. */
+  private async catchUp(shard: ShardKeys): Promise<void> {
+    const since = this.lastSeen[shard.index] ?? null;
+    if (since === null) {
+      const latest = await this.call((c) => c.xrevrange(shard.catchUp, "+", "-", "COUNT", 1), []);
+      const id = latest[0]?.[0];
+      if (this.lastSeen[shard.index] === null) this.lastSeen[shard.index] = id ?? "0-0";
+      return;
+    }
+    const missed = await this.call(
+      (c) => c.xrange(shard.catchUp, `(${since}`, "+", "COUNT", Number(this.streamLengthArg)),
+      [],
+    );
+    for (const [streamId, fields] of missed) {
+      this.heard(shard.index, streamId);
+      const message = fields[0] === "m" ? decodeRemoteMessage(fields[1]) : null;
+      if (message !== null) this.deliver(message);
+    }
+  }
+
+  /** Advances a shard's position to `streamId` if it is newer. */
+  private heard(shard: number, streamId: string): void {
+    const seen = this.lastSeen[shard];
+    if (seen === null || seen === undefined || streamIdAfter(streamId, seen)) {
+      this.lastSeen[shard] = streamId;
+    }
+  }
+
+  /** A channel frame: hostile until validated; our own events are not remote. */
   private onMessage(channel: string, raw: string): void {
     if (this.closed || channel !== this.keys.channel) return;
-    const message = decodeRemoteMessage(raw);
-    if (message === null || message.node === this.nodeId) return;
+    const frame = decodeRemoteFrame(raw, this.keys.shards);
+    if (frame === null) return;
+    this.heard(frame.shard, frame.streamId);
+    this.deliver(frame.message);
+  }
+
+  private deliver(message: RemoteMessage): void {
+    if (message.node === this.nodeId) return;
     const event: RemoteCancellation = {
       scope: message.scope,
       requestId: message.requestId,
@@ -566,6 +718,12 @@ export class RedisCancellationStore implements CancellationStore {
     client.on(event, handler);
     this.detach.push(() => client.off(event, handler));
   }
+}
+
+/** Connects a client still waiting for `connect()` (ioredis `lazyConnect`); failures are an outage. */
+export function connectIfLazy(client: Client, monitor: OutageMonitor): void {
+  if (client.status !== "wait") return;
+  client.connect().catch((error: unknown) => monitor.down(error));
 }
 
 /** ioredis options for a connection the store owns: fail fast, never buffer, retry forever. */

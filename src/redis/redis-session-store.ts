@@ -1,10 +1,14 @@
 /**
  * `RedisSessionStore`: 2025-era sessions (`Mcp-Session-Id`) shared by every node on one Redis, so a
- * client's next POST may land on any node (issue 5, "Legacy sessions shared across nodes").
+ * client's next POST may land on any node.
  *
- * Key layout, under the same single hash tag as the cancellation store:
- * `{p}:sess:<id>` HASH (the record's fields) and `{p}:sessions` ZSET (id → lastSeenAt: the bound,
- * the size and the idle-TTL sweep without a scan).
+ * Key layout: `{t}:sess:<id>` HASH (the record's fields) and `{t}:sessions` ZSET (id → lastSeenAt:
+ * the bound, the size and the idle-TTL sweep without a scan), where `{t}` is the hash tag of the
+ * session's shard (`{prefix}` with one shard; `{prefix/k}` with several, `k` from the session id).
+ * Times (`lastSeenAt`, the TTL cutoff) are Redis's own `TIME`, one clock for every node.
+ *
+ * While Redis is away the store keeps working from a bounded local copy (see the class comment),
+ * so an outage never locks clients out of their sessions.
  */
 import { Cluster, Redis } from "ioredis";
 
@@ -15,17 +19,36 @@ import type {
   SessionStore,
 } from "../sessions/session-store.js";
 import { bounded } from "./bounded.js";
+import { KeyLayout, type ShardKeys } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
+import { connectIfLazy } from "./redis-cancellation-store.js";
 
 /** Options of {@link RedisSessionStore}. */
 export interface RedisSessionStoreOptions {
-  /** A Redis URL (owned, fail-fast connection) or an ioredis `Redis` / `Cluster` you own. */
+  /**
+   * A Redis URL (owned, fail-fast connection) or an ioredis `Redis` / `Cluster` you own (one
+   * created with `lazyConnect` is connected by the store).
+   */
   readonly redis: Redis | Cluster | string;
-  /** Key prefix, used as the hash tag `{prefix}`; no braces. Default `"conduit-mcp"`. */
+  /** Key prefix, part of every hash tag; no braces. Default `"conduit-mcp"`. */
   readonly prefix?: string;
+  /**
+   * Number of key-space shards (1..1024); a session lives in the shard its id hashes to. Default
+   * 1 on a single Redis, 16 on a `Cluster`. `maxSessions` is then enforced per shard as
+   * `floor(maxSessions / shards)`.
+   */
+  readonly shards?: number;
   /** Maximum sessions across all nodes (0 refuses all, Infinity disables). Default 100 000. */
   readonly maxSessions?: number;
-  /** Clock for `lastSeenAt`. Default `Date.now`. */
+  /**
+   * Sessions this node keeps in its local copy, for Redis outages (created or seen here; least
+   * recently used dropped first). Default 10 000.
+   */
+  readonly localCopySize?: number;
+  /**
+   * For tests only: a time source in ms that replaces Redis's `TIME`. Unset (the default),
+   * `lastSeenAt` and the idle-TTL cutoff come from Redis's clock.
+   */
   readonly clock?: () => number;
   /** Upper bound on one Redis call. Default 1 000. */
   readonly commandTimeoutMs?: number;
@@ -33,19 +56,37 @@ export interface RedisSessionStoreOptions {
   readonly logger?: (message: string) => void;
 }
 
-const CREATE = `
+/** Redis's now in ms, unless the test clock was passed (`''` = TIME). */
+const NOW = `
+local function nowMs(given)
+  if given ~= '' then return given end
+  local t = redis.call('TIME')
+  return tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+end
+`;
+/**
+ * KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 max (-1 off), 3 principal, 4 version, 5 createdAt,
+ * 6 now, 7 level, 8 only-if-absent (1 = restoring a session kept during an outage).
+ * Returns 1 created, 0 full, 2 already there (restore only).
+ */
+const CREATE = `${NOW}
+local exists = redis.call('EXISTS', KEYS[2]) == 1
+if exists and ARGV[8] == '1' then return 2 end
 if tonumber(ARGV[2]) >= 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2])
-  and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+  and not exists then return 0 end
+local now = nowMs(ARGV[6])
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'id', ARGV[1], 'principalId', ARGV[3], 'protocolVersion', ARGV[4],
-  'createdAt', ARGV[5], 'lastSeenAt', ARGV[6], 'logLevel', ARGV[7], 'creatorScope', ARGV[8])
-redis.call('ZADD', KEYS[1], ARGV[6], ARGV[1])
+  'createdAt', ARGV[5], 'lastSeenAt', now, 'logLevel', ARGV[7])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
 return 1
 `;
-const GET = `
+/** KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 now. The record's fields, refreshed, or nil. */
+const GET = `${NOW}
 if redis.call('EXISTS', KEYS[2]) == 0 then return false end
-redis.call('HSET', KEYS[2], 'lastSeenAt', ARGV[2])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local now = nowMs(ARGV[2])
+redis.call('HSET', KEYS[2], 'lastSeenAt', now)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
 return redis.call('HGETALL', KEYS[2])
 `;
 const SET_LEVEL = `
@@ -57,8 +98,10 @@ const DELETE = `
 redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('DEL', KEYS[2])
 `;
-const EXPIRE = `
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+/** KEYS 1 sessions. ARGV 1 base, 2 ttl ms, 3 limit, 4 now. Removes strictly idle-longer sessions. */
+const EXPIRE = `${NOW}
+local cutoff = '(' .. tostring(tonumber(nowMs(ARGV[4])) - tonumber(ARGV[2]))
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff, 'LIMIT', 0, tonumber(ARGV[3]))
 for _, id in ipairs(ids) do
   redis.call('DEL', ARGV[1] .. ':sess:' .. id)
   redis.call('ZREM', KEYS[1], id)
@@ -67,20 +110,38 @@ return #ids
 `;
 
 interface SessionScripts {
-  conduitMcpSessionCreateV1(...args: string[]): Promise<number>;
-  conduitMcpSessionGetV1(...args: string[]): Promise<string[] | null>;
+  conduitMcpSessionCreateV2(...args: string[]): Promise<number>;
+  conduitMcpSessionGetV2(...args: string[]): Promise<string[] | null>;
   conduitMcpSessionSetLevelV1(...args: string[]): Promise<number>;
   conduitMcpSessionDeleteV1(...args: string[]): Promise<number>;
-  conduitMcpSessionExpireV1(...args: string[]): Promise<number>;
+  conduitMcpSessionExpireV2(...args: string[]): Promise<number>;
 }
 
+type Client = Redis | Cluster;
+
 const PAGE = 1_000;
+/** A call that did not reach Redis (outage, timeout, not connected). */
+const UNAVAILABLE: unique symbol = Symbol("unavailable");
+
+/** One session in the local copy. */
+interface LocalSession {
+  record: SessionRecord;
+  /** Created or changed while Redis was away: written to Redis when it is back. */
+  pending: boolean;
+  /** Local monotonic time of the last use (the local copy's own idle sweep). */
+  usedAt: number;
+}
 
 /**
- * A {@link SessionStore} on Redis. Fails open like the cancellation store: while Redis is away,
- * `create` resolves `"created"` without storing (the request is served; the client's next request
- * then meets an unknown session and re-initialises, as MCP prescribes for a 404), `get` resolves
- * undefined, writes are dropped; one log line and one `conduit-mcp:store:outage` event per outage.
+ * A {@link SessionStore} on Redis.
+ *
+ * While Redis is away (not connected, or a call fails or times out) the store answers from a
+ * bounded local copy instead of failing: a session created or seen on this node keeps working
+ * here; `initialize` still creates a session, kept locally and written to Redis when it is back
+ * (unless the store is full then); a `DELETE` is applied locally and replayed. A session known
+ * only to another node is unknown here until Redis is back (404: the client initialises again,
+ * and that session works). One log line naming the session store and one
+ * `conduit-mcp:store:outage` event (`part: "sessions"`) per outage.
  *
  * @example
  * ```ts
@@ -89,19 +150,27 @@ const PAGE = 1_000;
  * ```
  */
 export class RedisSessionStore implements SessionStore {
-  private readonly client: Redis | Cluster;
+  private readonly client: Client;
   private readonly ownsClient: boolean;
-  private readonly tag: string;
-  private readonly luaBase: string;
+  private readonly keys: KeyLayout;
   private readonly maxArg: string;
-  private readonly clock: () => number;
+  private readonly localMax: number;
+  private readonly clock: (() => number) | null;
   private readonly timeoutMs: number;
   private readonly monitor: OutageMonitor;
+  /** The local copy, least recently used first (a Map keeps insertion order). */
+  private readonly local = new Map<string, LocalSession>();
+  /** Deletes applied while Redis was away, replayed when it is back (bounded like the copy). */
+  private readonly pendingDeletes = new Set<string>();
   private readonly onError = (error: unknown) => this.monitor.down(error);
-  private readonly onReady = () => this.monitor.up();
+  private readonly onReady = () => {
+    this.monitor.up();
+    void this.flush();
+  };
   private readonly onClose = () => {
     if (!this.closed) this.monitor.down(new Error("connection closed"));
   };
+  private flushing = false;
   private closed = false;
 
   constructor(options: RedisSessionStoreOptions) {
@@ -113,14 +182,21 @@ export class RedisSessionStore implements SessionStore {
     if (!(max === Number.POSITIVE_INFINITY || (Number.isSafeInteger(max) && max >= 0))) {
       throw new InvalidOptionError("maxSessions", "a non-negative integer or Infinity", max);
     }
-    this.maxArg = Number.isFinite(max) ? String(max) : "-1";
+    const localMax = options.localCopySize ?? 10_000;
+    if (!Number.isSafeInteger(localMax) || localMax < 0) {
+      throw new InvalidOptionError("localCopySize", "a non-negative integer", localMax);
+    }
+    this.localMax = localMax;
     const timeout = options.commandTimeoutMs ?? 1_000;
     if (!Number.isSafeInteger(timeout) || timeout < 1) {
       throw new InvalidOptionError("commandTimeoutMs", "a positive integer", timeout);
     }
     this.timeoutMs = timeout;
-    this.clock = options.clock ?? Date.now;
-    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)));
+    if (options.clock !== undefined && typeof options.clock !== "function") {
+      throw new InvalidOptionError("clock", "a function returning milliseconds", options.clock);
+    }
+    this.clock = options.clock ?? null;
+    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "sessions");
     if (typeof options.redis === "string" && options.redis.length > 0) {
       this.client = new Redis(options.redis, {
         enableOfflineQueue: false,
@@ -139,16 +215,24 @@ export class RedisSessionStore implements SessionStore {
         options.redis,
       );
     }
-    this.tag = `{${prefix}}`;
-    this.luaBase = `${(this.client.options as { keyPrefix?: string }).keyPrefix ?? ""}${this.tag}`;
-    this.client.defineCommand("conduitMcpSessionCreateV1", { lua: CREATE, numberOfKeys: 2 });
-    this.client.defineCommand("conduitMcpSessionGetV1", { lua: GET, numberOfKeys: 2 });
+    const shards = options.shards ?? (this.client instanceof Cluster ? 16 : 1);
+    if (!Number.isSafeInteger(shards) || shards < 1 || shards > 1_024) {
+      throw new InvalidOptionError("shards", "an integer from 1 to 1024", shards);
+    }
+    this.maxArg = Number.isFinite(max)
+      ? String(shards === 1 ? max : Math.floor(max / shards))
+      : "-1";
+    const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
+    this.keys = new KeyLayout(prefix, clientKeyPrefix, shards);
+    this.client.defineCommand("conduitMcpSessionCreateV2", { lua: CREATE, numberOfKeys: 2 });
+    this.client.defineCommand("conduitMcpSessionGetV2", { lua: GET, numberOfKeys: 2 });
     this.client.defineCommand("conduitMcpSessionSetLevelV1", { lua: SET_LEVEL, numberOfKeys: 1 });
     this.client.defineCommand("conduitMcpSessionDeleteV1", { lua: DELETE, numberOfKeys: 2 });
-    this.client.defineCommand("conduitMcpSessionExpireV1", { lua: EXPIRE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionExpireV2", { lua: EXPIRE, numberOfKeys: 1 });
     this.client.on("error", this.onError);
     this.client.on("ready", this.onReady);
     this.client.on("close", this.onClose);
+    connectIfLazy(this.client, this.monitor);
   }
 
   /** Resolves true once connected; false after `timeoutMs`. */
@@ -161,36 +245,36 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(record: SessionRecord): Promise<SessionCreateOutcome> {
-    const ok = await this.call(
-      (c) =>
-        c.conduitMcpSessionCreateV1(
-          this.sessionsKey,
-          this.sessionKey(record.id),
-          record.id,
-          this.maxArg,
-          encode(record.principalId),
-          record.protocolVersion,
-          String(record.createdAt),
-          String(record.lastSeenAt),
-          encode(record.logLevel),
-          record.creatorScope,
-        ),
-      1,
-    );
-    return ok === 1 ? "created" : "full";
+    const outcome = await this.write(record, false);
+    if (outcome === UNAVAILABLE) {
+      // Redis is away: the session lives in the local copy and is written back later.
+      this.remember(record, true);
+      return "created";
+    }
+    if (outcome === 0) return "full";
+    this.remember(record, false);
+    return "created";
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const now = String(this.clock());
+    const shard = this.shardOf(id);
     const flat = await this.call(
-      (c) => c.conduitMcpSessionGetV1(this.sessionsKey, this.sessionKey(id), id, now),
-      null,
+      (c) => c.conduitMcpSessionGetV2(shard.sessions, this.sessionKey(shard, id), id, this.now()),
+      UNAVAILABLE,
     );
-    if (flat === null) return undefined;
+    if (flat === UNAVAILABLE) return this.touchLocal(id);
+    if (flat === null) {
+      // Unknown to Redis: only a session kept during an outage and not yet written back survives.
+      const kept = this.local.get(id);
+      if (kept?.pending === true) return this.touchLocal(id);
+      this.local.delete(id);
+      return undefined;
+    }
     const fields = new Map<string, string>();
-    for (let i = 0; i + 1 < flat.length; i += 2)
+    for (let i = 0; i + 1 < flat.length; i += 2) {
       fields.set(flat[i] as string, flat[i + 1] as string);
-    return {
+    }
+    const record: SessionRecord = {
       id,
       principalId: decode(fields.get("principalId")),
       creatorScope: fields.get("creatorScope") ?? "",
@@ -199,51 +283,82 @@ export class RedisSessionStore implements SessionStore {
       lastSeenAt: Number(fields.get("lastSeenAt")),
       logLevel: decode(fields.get("logLevel")),
     };
+    this.remember(record, false);
+    return record;
   }
 
   async setLogLevel(id: string, level: string): Promise<boolean> {
     const ok = await this.call(
-      (c) => c.conduitMcpSessionSetLevelV1(this.sessionKey(id), encode(level)),
-      0,
+      (c) => c.conduitMcpSessionSetLevelV1(this.sessionKey(this.shardOf(id), id), encode(level)),
+      UNAVAILABLE,
     );
-    return ok === 1;
+    const kept = this.local.get(id);
+    if (kept !== undefined) kept.record = { ...kept.record, logLevel: level };
+    if (ok !== UNAVAILABLE) return ok === 1;
+    if (kept === undefined) return false;
+    kept.pending = true;
+    return true;
   }
 
   async delete(id: string): Promise<boolean> {
+    const shard = this.shardOf(id);
     const n = await this.call(
-      (c) => c.conduitMcpSessionDeleteV1(this.sessionsKey, this.sessionKey(id), id),
-      0,
+      (c) => c.conduitMcpSessionDeleteV1(shard.sessions, this.sessionKey(shard, id), id),
+      UNAVAILABLE,
     );
-    return n === 1;
+    const kept = this.local.delete(id);
+    if (n !== UNAVAILABLE) return n === 1;
+    if (this.pendingDeletes.size < Math.max(1, this.localMax)) this.pendingDeletes.add(id);
+    return kept;
   }
 
-  async cleanup(ttlMs: number, now: number): Promise<number> {
-    if (!Number.isFinite(ttlMs) || !Number.isFinite(now)) return 0;
-    let removed = 0;
-    for (let page = 0; page < 10_000; page++) {
-      const n = await this.call(
-        (c) =>
-          c.conduitMcpSessionExpireV1(
-            this.sessionsKey,
-            this.luaBase,
-            `(${now - ttlMs}`,
-            String(PAGE),
-          ),
-        0,
-      );
-      removed += n;
-      if (n < PAGE) break;
-    }
-    return removed;
+  /**
+   * Removes sessions idle strictly longer than `ttlMs` by Redis's clock (`now`, this node's
+   * clock, is used only for the local copy: a node whose clock is ahead must not wipe sessions
+   * it did not age).
+   */
+  async cleanup(ttlMs: number, _now: number): Promise<number> {
+    if (!Number.isFinite(ttlMs)) return 0;
+    const ttl = String(Math.max(0, Math.floor(ttlMs)));
+    const counts = await Promise.all(
+      this.keys.all.map(async (shard) => {
+        let removed = 0;
+        for (let page = 0; page < 10_000; page++) {
+          const n = await this.call(
+            (c) =>
+              c.conduitMcpSessionExpireV2(
+                shard.sessions,
+                shard.luaBase,
+                ttl,
+                String(PAGE),
+                this.now(),
+              ),
+            0,
+          );
+          removed += n;
+          if (n < PAGE) break;
+        }
+        return removed;
+      }),
+    );
+    // The local copy ages by this node's monotonic clock (it never compares with other nodes).
+    const cutoff = performance.now() - ttlMs;
+    for (const [id, kept] of this.local) if (kept.usedAt < cutoff) this.local.delete(id);
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
   async size(): Promise<number> {
-    return this.call((c) => c.zcard(this.sessionsKey), 0);
+    const counts = await Promise.all(
+      this.keys.all.map((shard) => this.call((c) => c.zcard(shard.sessions), 0)),
+    );
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.local.clear();
+    this.pendingDeletes.clear();
     this.client.off("error", this.onError);
     this.client.off("ready", this.onReady);
     this.client.off("close", this.onClose);
@@ -258,27 +373,120 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
-  private get sessionsKey(): string {
-    return `${this.tag}:sessions`;
+  /** Writes a record; `restore` only if Redis does not hold it already. */
+  private write(record: SessionRecord, restore: boolean): Promise<number | typeof UNAVAILABLE> {
+    const shard = this.shardOf(record.id);
+    return this.call(
+      (c) =>
+        c.conduitMcpSessionCreateV2(
+          shard.sessions,
+          this.sessionKey(shard, record.id),
+          record.id,
+          this.maxArg,
+          encode(record.principalId),
+          record.protocolVersion,
+          String(record.createdAt),
+          this.now(),
+          encode(record.logLevel),
+          restore ? "1" : "0",
+        ),
+      UNAVAILABLE,
+    );
   }
 
-  private sessionKey(id: string): string {
-    return `${this.tag}:sess:${id}`;
+  /**
+   * Redis is back: write the sessions created while it was away (a session Redis holds already
+   * only gets its log level), then replay the deletes.
+   */
+  private async flush(): Promise<void> {
+    if (this.flushing || this.closed) return;
+    this.flushing = true;
+    try {
+      for (const [id, kept] of [...this.local]) {
+        if (!kept.pending) continue;
+        const outcome = await this.write(kept.record, true);
+        if (outcome === UNAVAILABLE) return;
+        if (outcome === 2 && kept.record.logLevel !== null) {
+          await this.call(
+            (c) =>
+              c.conduitMcpSessionSetLevelV1(
+                this.sessionKey(this.shardOf(id), id),
+                encode(kept.record.logLevel),
+              ),
+            0,
+          );
+        }
+        kept.pending = false;
+        // Refused because the store is full: the client will initialise again.
+        if (outcome === 0) this.local.delete(id);
+      }
+      for (const id of [...this.pendingDeletes]) {
+        const shard = this.shardOf(id);
+        const n = await this.call(
+          (c) => c.conduitMcpSessionDeleteV1(shard.sessions, this.sessionKey(shard, id), id),
+          UNAVAILABLE,
+        );
+        if (n === UNAVAILABLE) return;
+        this.pendingDeletes.delete(id);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** Puts a record in the local copy as most recently used, dropping the least recent beyond the bound. */
+  private remember(record: SessionRecord, pending: boolean): void {
+    if (this.localMax === 0) return;
+    const previous = this.local.get(record.id);
+    this.local.delete(record.id);
+    this.local.set(record.id, {
+      record,
+      pending: pending || previous?.pending === true,
+      usedAt: performance.now(),
+    });
+    this.pendingDeletes.delete(record.id);
+    if (this.local.size > this.localMax) {
+      const oldest = this.local.keys().next().value as string;
+      this.local.delete(oldest);
+    }
+  }
+
+  /** A local copy's session, refreshed, or undefined. */
+  private touchLocal(id: string): SessionRecord | undefined {
+    const kept = this.local.get(id);
+    if (kept === undefined) return undefined;
+    this.local.delete(id);
+    kept.usedAt = performance.now();
+    kept.record = { ...kept.record, lastSeenAt: Date.now() };
+    this.local.set(id, kept);
+    return kept.record;
+  }
+
+  private shardOf(id: string): ShardKeys {
+    return this.keys.shardOf(id);
+  }
+
+  private sessionKey(shard: ShardKeys, id: string): string {
+    return `${shard.tag}:sess:${id}`;
+  }
+
+  private now(): string {
+    return this.clock === null ? "" : String(this.clock());
   }
 
   /** Not sent unless connected (no buffering), bounded, any failure resolves `fallback`. */
-  private async call<T>(
-    op: (c: (Redis | Cluster) & SessionScripts) => Promise<T>,
-    fallback: T,
-  ): Promise<T> {
+  private async call<T, F>(
+    op: (c: Client & SessionScripts) => Promise<T>,
+    fallback: F,
+  ): Promise<T | F> {
     if (this.closed) throw new StoreClosedError();
     if (this.client.status !== "ready") return fallback;
     try {
-      const result = await bounded(
-        op(this.client as (Redis | Cluster) & SessionScripts),
-        this.timeoutMs,
-      );
-      this.monitor.up();
+      const result = await bounded(op(this.client as Client & SessionScripts), this.timeoutMs);
+      if (this.monitor.isDown) {
+        this.monitor.up();
+        void this.flush();
+      }
       return result;
     } catch (error) {
       this.monitor.down(error);

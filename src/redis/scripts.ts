@@ -1,22 +1,38 @@
 /**
  * The Lua scripts of the Redis cancellation store. Each one runs atomically inside Redis, so the
- * seed's rules (quota first, then cap eviction, then write; clear reads before it writes) hold
- * however many processes and nodes share the store (issue 5, "enforced atomically in Redis").
+ * row rules (quota first, then cap eviction, then write; clear reads before it writes) hold
+ * however many processes and nodes share the store.
  *
- * Key layout (see {@link "./key-layout.js"}): every key starts with one hash-tagged base such as
- * `{conduit-mcp}`, so all of them live in one Redis Cluster slot and a script may touch keys it
- * computes itself (per-scope keys found during eviction) without a cross-slot error.
+ * Key layout (see {@link "./key-layout.js"}): every key of one shard starts with that shard's
+ * hash-tagged base such as `{conduit-mcp}`, so a script may touch keys it computes itself
+ * (per-scope keys found during eviction) without a Redis Cluster cross-slot error. A script only
+ * ever touches one shard.
  *
  * Scripts take the base in ARGV[1] and build the dynamic keys from it; the keys known before the
  * call are also passed in KEYS so Redis Cluster clients route the call to the right node.
  *
+ * Time: every stamp and cutoff comes from Redis's own `TIME` (one clock for all nodes: a node
+ * whose clock is wrong can neither wipe others' rows nor stamp rows that never expire). A script
+ * takes an explicit "now" only when the store was given a `clock` for tests; `''` means `TIME`.
+ *
  * Why no Lua `<` on strings: Redis calls `setlocale(LC_COLLATE, "")`, and Lua compares strings with
- * `strcoll`, so the order would depend on the server's locale. The seed orders scope and id ties
- * bytewise (conduit-behavior.md §1.5), so the scripts compare bytes themselves.
+ * `strcoll`, so the order would depend on the server's locale. Scope and id ties are ordered
+ * bytewise, so the scripts compare bytes themselves.
  */
 
 /** Helpers shared by the scripts (prepended to each). */
 const COMMON = `
+local function nowMs(given)
+  if given ~= '' then return given end
+  local t = redis.call('TIME')
+  return tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+end
+
+local function announce(stream, cap, channel, shard, payload)
+  local sid = redis.call('XADD', stream, 'MAXLEN', '~', cap, '*', 'm', payload)
+  redis.call('PUBLISH', channel, shard .. ' ' .. sid .. ' ' .. payload)
+end
+
 local function pairMember(scope, id)
   return string.len(scope) .. ':' .. scope .. id
 end
@@ -65,15 +81,17 @@ end
 `;
 
 /**
- * record(row): quota check (the only rejection), then at the cap evict one batch in the seed's
- * order, then insert or refresh, then PUBLISH the event for other nodes — all in one script.
+ * record(row): quota check (the only rejection), then at the shard's cap evict one batch, then
+ * insert or refresh, then (when there is a payload) append the event to the shard's catch-up
+ * stream and PUBLISH it for other nodes — all in one script.
  *
- * KEYS: 1 scopes, 2 s:<scope>, 3 r:<scope>, 4 time.
- * ARGV: 1 base, 2 scope, 3 id, 4 the store clock's now, 5 encoded reason, 6 maxRows (-1 = off),
- * 7 maxRowsPerScope (-1 = off), 8 batch, 9 channel, 10 payload.
+ * KEYS: 1 scopes, 2 s:<scope>, 3 r:<scope>, 4 time, 5 cx.
+ * ARGV: 1 base, 2 scope, 3 id, 4 now ('' = TIME), 5 encoded reason, 6 maxRows (-1 = off),
+ * 7 maxRowsPerScope (-1 = off), 8 batch, 9 channel, 10 payload ('' = announce nothing),
+ * 11 stream length, 12 shard index.
  * Returns `{ recorded (0|1), evicted }`.
  *
- * Eviction (conduit-behavior.md §1.5): rows sorted by `(-count(scope), cancelledAt, scope, id)`
+ * Eviction order: rows sorted by `(-count(scope), cancelledAt, scope, id)`
  * with counts as they were before the batch. Scopes are taken in groups of equal count, largest
  * first, from the `scopes` ZSET. A group that fits in what is left of the batch goes whole (order
  * inside it is irrelevant); the first group that does not fit contributes its oldest rows across
@@ -134,8 +152,7 @@ if maxRows >= 0 and redis.call('ZCARD', KEYS[4]) >= maxRows then
 end
 -- Stamps never decrease across every node sharing the store: max(clock, last stamp), as the
 -- memory store does, so a clock stepping back (or a node whose clock lags) cannot reorder rows.
--- Kept as the original strings (no number-to-string round trip through Lua's %.14g).
-local stamp = ARGV[4]
+local stamp = nowMs(ARGV[4])
 local last = redis.call('GET', base .. ':last')
 if last and tonumber(last) > tonumber(stamp) then stamp = last end
 redis.call('SET', base .. ':last', stamp)
@@ -143,12 +160,21 @@ redis.call('ZADD', KEYS[2], stamp, id)
 redis.call('HSET', KEYS[3], id, ARGV[5])
 redis.call('ZADD', KEYS[4], stamp, pairMember(scope, id))
 syncCount(base, scope)
-redis.call('PUBLISH', ARGV[9], ARGV[10])
+if ARGV[10] ~= '' then announce(KEYS[5], ARGV[11], ARGV[9], ARGV[12], ARGV[10]) end
 return { 1, evicted }
 `;
 
 /**
- * clear(scope, id): reads first, writes only when the row exists (the seed's `clear/2`).
+ * Announces a cancel without a row (every handle of a scope): catch-up stream, then PUBLISH.
+ * KEYS: 1 cx. ARGV: 1 channel, 2 payload, 3 stream length, 4 shard index.
+ */
+export const ANNOUNCE_SCRIPT = `${COMMON}
+announce(KEYS[1], ARGV[3], ARGV[1], ARGV[4], ARGV[2])
+return 1
+`;
+
+/**
+ * clear(scope, id): reads first, writes only when the row exists.
  * KEYS: 1 scopes, 2 s:<scope>. ARGV: 1 base, 2 scope, 3 id. Returns 1 when a row was removed.
  */
 export const CLEAR_SCRIPT = `${COMMON}
@@ -159,14 +185,15 @@ return 1
 `;
 
 /**
- * Removes up to `limit` rows with `cancelledAt` below an exclusive cutoff (the seed's strictly
- * older than the TTL). KEYS: 1 scopes, 2 time. ARGV: 1 base, 2 cutoff (`(n`), 3 limit.
+ * Removes up to `limit` rows strictly older than the TTL at Redis's now.
+ * KEYS: 1 scopes, 2 time. ARGV: 1 base, 2 ttl ms, 3 limit, 4 now ('' = TIME).
  * Returns the number removed; the caller loops while a full page came back, so one call never
  * blocks Redis for long.
  */
 export const EXPIRE_SCRIPT = `${COMMON}
 local base = ARGV[1]
-local ms = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local cutoff = '(' .. tostring(tonumber(nowMs(ARGV[4])) - tonumber(ARGV[2]))
+local ms = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', cutoff, 'LIMIT', 0, tonumber(ARGV[3]))
 local touched = {}
 for _, m in ipairs(ms) do
   local scope, id = splitMember(m)

@@ -5,11 +5,11 @@
  */
 import { Redis } from "ioredis";
 
-import { KeyLayout } from "../../src/redis/index.js";
+import { KeyLayout, type ShardKeys } from "../../src/redis/index.js";
 import { type CliProcess, MCP_HEADERS, type RpcAnswer, rpc, startCli } from "../cli/cli-process.js";
 
 /** The CLI's key prefix (the store default; the CLI has no prefix flag). */
-export const KEYS = new KeyLayout("conduit-mcp", "");
+export const KEYS = new KeyLayout("conduit-mcp", "").all[0] as ShardKeys;
 
 /** Starts `count` nodes in parallel with the same flags plus `--redis url`; kills all on failure. */
 export async function startNodes(

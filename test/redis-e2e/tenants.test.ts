@@ -220,4 +220,31 @@ describe("three --redis nodes: principals and sessions", { skip: skip ?? false }
     );
     assert.equal((await pending).message?.error?.code, CANCELLED);
   });
+  it("DELETE of a session on node 2 cancels its calls running on nodes 1 and 3", async () => {
+    const session = await openSession(node(0).url, ALICE);
+    const inSession = { ...ALICE, "mcp-session-id": session };
+    const scope = `session:${session}`;
+    const pending = [0, 2].map((n) =>
+      call(node(n).url, `del-${n}`, "sleep", { ms: 20_000 }, inSession),
+    );
+    for (const n of [0, 2]) {
+      assert.ok(await waitFor(() => inFlight(redis, scope, `del-${n}`), 5_000), `del-${n}`);
+    }
+    const started = performance.now();
+    const res = await fetch(node(1).url, {
+      method: "DELETE",
+      headers: headers(inSession),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.arrayBuffer();
+    assert.equal(res.status, 204);
+    const answers = await Promise.all(pending);
+    const elapsed = performance.now() - started;
+    for (const answer of answers) {
+      assert.equal(answer.message?.error?.code, CANCELLED, JSON.stringify(answer.message));
+    }
+    assert.ok(elapsed < 5_000, `calls ended ${elapsed.toFixed(0)} ms after DELETE`);
+    // Nothing is recorded for a whole-scope cancel.
+    assert.equal(await redis.zcard(KEYS.scopeRows(scope) as string), 0);
+  });
 });

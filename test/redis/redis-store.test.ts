@@ -293,7 +293,7 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
     });
   });
 
-  it("ignores hostile or malformed channel messages, and its own", async () => {
+  it("ignores hostile or malformed channel frames, and its own; sanitises reasons on receipt", async () => {
     const fx = new Fixture(server.url);
     try {
       const prefix = freshPrefix("hostile");
@@ -310,25 +310,46 @@ describe("RedisCancellationStore", { skip: skip ?? false }, () => {
         source: "notification",
         node: "node-x",
       };
-      const bad: unknown[] = [
+      const frame = (message: unknown, head = "0 1-0") => `${head} ${JSON.stringify(message)}`;
+      const bad: string[] = [
         "not json",
-        "[]",
-        "null",
-        JSON.stringify({ ...good, v: 2 }),
-        JSON.stringify({ ...good, scope: 5 }),
-        JSON.stringify({ ...good, requestId: "x".repeat(257) }),
-        JSON.stringify({ ...good, reason: 7 }),
-        JSON.stringify({ ...good, source: "evil" }),
-        JSON.stringify({ ...good, node: "" }),
-        JSON.stringify({ ...good, node: "node-a" }),
-        JSON.stringify({ ...good, pad: "x".repeat(20_000) }),
+        "0 1-0 not json",
+        "0 1-0 []",
+        "0 1-0 null",
+        JSON.stringify(good), // no shard and stream id
+        frame(good, "1 1-0"), // shard out of range (one shard)
+        frame(good, "0 x-0"),
+        frame(good, "-1 1-0"),
+        frame({ ...good, v: 2 }),
+        frame({ ...good, scope: 5 }),
+        frame({ ...good, scope: "" }),
+        frame({ ...good, requestId: "x".repeat(257) }),
+        frame({ ...good, requestId: 5 }),
+        frame({ ...good, reason: 7 }),
+        frame({ ...good, reason: "r".repeat(3_000) }),
+        frame({ ...good, source: "evil" }),
+        frame({ ...good, node: "" }),
+        frame({ ...good, node: "has space" }),
+        frame({ ...good, node: "node-a" }),
+        frame({ ...good, pad: "x".repeat(20_000) }),
       ];
-      for (const message of bad) await raw.publish(channel, message as string);
-      await raw.publish(channel, JSON.stringify(good));
+      for (const message of bad) await raw.publish(channel, message);
+      await raw.publish(channel, frame(good));
+      // A forged reason with CR/LF, ESC and bidi controls, 1 500 characters long.
+      const forged = `ok\r\n[error] forged \u001b[31mred\u202Eevil ${"z".repeat(1_500)}`;
+      await raw.publish(channel, frame({ ...good, requestId: "2", reason: forged }));
       await sleep(50);
-      assert.deepEqual(heard, [
-        { scope: "s", requestId: "1", reason: null, source: "notification" },
-      ]);
+      assert.equal(heard.length, 2, JSON.stringify(heard).slice(0, 500));
+      assert.deepEqual(heard[0], {
+        scope: "s",
+        requestId: "1",
+        reason: null,
+        source: "notification",
+      });
+      const reason = (heard[1] as { reason: string }).reason;
+      assert.doesNotMatch(reason, /[\r\n\u001b\u202E]/);
+      assert.ok(reason.startsWith("ok[error] forged [31mredevil z"), reason.slice(0, 60));
+      assert.equal([...reason].length, 200);
     } finally {
       await fx.close();
     }
