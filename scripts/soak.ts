@@ -2,7 +2,7 @@
  * Soak: a real conduit-mcp server under about 1 000 concurrent long tool calls from both protocol
  * eras, with random `notifications/cancelled` (2025 era), random disconnects (both eras), random
  * completions, cancels from a foreign tenant (must change nothing) and `stubborn` calls killed at
- * a short stream cancel timeout (issue 6, "Soak"). At the end it checks the invariants the seed
+ * a short stream cancel timeout. At the end it checks the invariants cancellation
  * promises under misbehaving clients and prints a summary table; any violation → exit code 1.
  *
  *   node --expose-gc --import tsx scripts/soak.ts [--duration 60] [--concurrency 1000] [--redis]

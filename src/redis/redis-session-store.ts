@@ -2,9 +2,11 @@
  * `RedisSessionStore`: 2025-era sessions (`Mcp-Session-Id`) shared by every node on one Redis, so a
  * client's next POST may land on any node.
  *
- * Key layout: `{t}:sess:<id>` HASH (the record's fields) and `{t}:sessions` ZSET (id → lastSeenAt:
- * the bound, the size and the idle-TTL sweep without a scan), where `{t}` is the hash tag of the
- * session's shard (`{prefix}` with one shard; `{prefix/k}` with several, `k` from the session id).
+ * Key layout, under one hash tag `{t}` = `{prefix}` (one Redis Cluster slot, so that the
+ * per-creator quota and the eviction of the largest creator stay atomic): `{t}:sess:<id>` HASH
+ * (the record's fields), `{t}:sessions` ZSET (id → lastSeenAt: the global bound, the size and the
+ * idle-TTL sweep without a scan), `{t}:sc:<creator>` ZSET (one creating scope's sessions by
+ * lastSeenAt), `{t}:creators` ZSET (creator → count and order of reaching it), `{t}:cseq`.
  * Times (`lastSeenAt`, the TTL cutoff) are Redis's own `TIME`, one clock for every node.
  *
  * While Redis is away the store keeps working from a bounded local copy (see the class comment),
@@ -13,6 +15,7 @@
 import { Cluster, Redis } from "ioredis";
 
 import { InvalidOptionError, StoreClosedError } from "../errors.js";
+import { DEFAULT_MAX_SESSIONS_PER_SCOPE } from "../sessions/memory-session-store.js";
 import type {
   SessionCreateOutcome,
   SessionRecord,
@@ -33,13 +36,12 @@ export interface RedisSessionStoreOptions {
   /** Key prefix, part of every hash tag; no braces. Default `"conduit-mcp"`. */
   readonly prefix?: string;
   /**
-   * Number of key-space shards (1..1024); a session lives in the shard its id hashes to. Default
-   * 1 on a single Redis, 16 on a `Cluster`. `maxSessions` is then enforced per shard as
-   * `floor(maxSessions / shards)`.
+   * Maximum sessions across all nodes (0 refuses all, Infinity disables); at the bound a new
+   * session evicts the least recently used session of the largest creating scope. Default 100 000.
    */
-  readonly shards?: number;
-  /** Maximum sessions across all nodes (0 refuses all, Infinity disables). Default 100 000. */
   readonly maxSessions?: number;
+  /** Maximum sessions one creating scope holds; beyond, `create` is refused. Default 64. */
+  readonly maxSessionsPerScope?: number;
   /**
    * Sessions this node keeps in its local copy, for Redis outages (created or seen here; least
    * recently used dropped first). Default 10 000.
@@ -56,37 +58,78 @@ export interface RedisSessionStoreOptions {
   readonly logger?: (message: string) => void;
 }
 
-/** Redis's now in ms, unless the test clock was passed (`''` = TIME). */
-const NOW = `
+/** Redis's now in ms, unless the test clock was passed (`''` = TIME); and the shared helpers. */
+const COMMON = `
 local function nowMs(given)
   if given ~= '' then return given end
   local t = redis.call('TIME')
   return tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 end
+
+-- A creator's entry in the creators ZSET: its session count, then the order in which it reached
+-- that count (a per-store sequence), so ZREVRANGE 0 0 is the largest creator, among equals the
+-- one that reached the count last.
+local function setCount(base, creator)
+  local n = redis.call('ZCARD', base .. ':sc:' .. creator)
+  if n == 0 then
+    redis.call('ZREM', base .. ':creators', creator)
+  else
+    local seq = redis.call('INCR', base .. ':cseq') % 4294967296
+    redis.call('ZADD', base .. ':creators', n * 4294967296 + seq, creator)
+  end
+end
+
+local function removeSession(base, id)
+  local key = base .. ':sess:' .. id
+  local creator = redis.call('HGET', key, 'creatorScope')
+  redis.call('DEL', key)
+  redis.call('ZREM', base .. ':sessions', id)
+  if creator then
+    redis.call('ZREM', base .. ':sc:' .. creator, id)
+    setCount(base, creator)
+  end
+end
 `;
 /**
- * KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 max (-1 off), 3 principal, 4 version, 5 createdAt,
- * 6 now, 7 level, 8 only-if-absent (1 = restoring a session kept during an outage).
- * Returns 1 created, 0 full, 2 already there (restore only).
+ * KEYS 1 sessions, 2 sess:<id>, 3 sc:<creator>. ARGV 1 id, 2 max (-1 off), 3 principal,
+ * 4 version, 5 createdAt, 6 now, 7 level, 8 restore (1 = only if absent), 9 maxPerScope (-1 off),
+ * 10 creator, 11 base.
+ * Returns 1 created, 0 full (a bound of 0), 3 scope-full, 2 already there (restore only).
+ * The per-creator quota is the only refusal; at the global bound the least recently used session
+ * of the largest creator is evicted.
  */
-const CREATE = `${NOW}
-local exists = redis.call('EXISTS', KEYS[2]) == 1
-if exists and ARGV[8] == '1' then return 2 end
-if tonumber(ARGV[2]) >= 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2])
-  and not exists then return 0 end
+const CREATE = `${COMMON}
+local base = ARGV[11]
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  if ARGV[8] == '1' then return 2 end
+  removeSession(base, ARGV[1])
+end
+local max, maxPer = tonumber(ARGV[2]), tonumber(ARGV[9])
+if max == 0 then return 0 end
+if maxPer >= 0 and redis.call('ZCARD', KEYS[3]) >= maxPer then return 3 end
+if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then
+  local top = redis.call('ZREVRANGE', base .. ':creators', 0, 0)
+  if #top == 1 then
+    local victim = redis.call('ZRANGE', base .. ':sc:' .. top[1], 0, 0)
+    if #victim == 1 then removeSession(base, victim[1]) end
+  end
+end
 local now = nowMs(ARGV[6])
-redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'id', ARGV[1], 'principalId', ARGV[3], 'protocolVersion', ARGV[4],
-  'createdAt', ARGV[5], 'lastSeenAt', now, 'logLevel', ARGV[7])
+  'createdAt', ARGV[5], 'lastSeenAt', now, 'logLevel', ARGV[7], 'creatorScope', ARGV[10])
 redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+setCount(base, ARGV[10])
 return 1
 `;
-/** KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 now. The record's fields, refreshed, or nil. */
-const GET = `${NOW}
+/** KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 now, 3 base. The record's fields, refreshed, or nil. */
+const GET = `${COMMON}
 if redis.call('EXISTS', KEYS[2]) == 0 then return false end
 local now = nowMs(ARGV[2])
 redis.call('HSET', KEYS[2], 'lastSeenAt', now)
 redis.call('ZADD', KEYS[1], now, ARGV[1])
+local creator = redis.call('HGET', KEYS[2], 'creatorScope')
+if creator then redis.call('ZADD', ARGV[3] .. ':sc:' .. creator, 'XX', now, ARGV[1]) end
 return redis.call('HGETALL', KEYS[2])
 `;
 const SET_LEVEL = `
@@ -94,27 +137,26 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'logLevel', ARGV[1])
 return 1
 `;
-const DELETE = `
-redis.call('ZREM', KEYS[1], ARGV[1])
-return redis.call('DEL', KEYS[2])
+/** KEYS 1 sess:<id>. ARGV 1 id, 2 base. Returns 1 when the session existed. */
+const DELETE = `${COMMON}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+removeSession(ARGV[2], ARGV[1])
+return 1
 `;
 /** KEYS 1 sessions. ARGV 1 base, 2 ttl ms, 3 limit, 4 now. Removes strictly idle-longer sessions. */
-const EXPIRE = `${NOW}
+const EXPIRE = `${COMMON}
 local cutoff = '(' .. tostring(tonumber(nowMs(ARGV[4])) - tonumber(ARGV[2]))
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff, 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(ids) do
-  redis.call('DEL', ARGV[1] .. ':sess:' .. id)
-  redis.call('ZREM', KEYS[1], id)
-end
+for _, id in ipairs(ids) do removeSession(ARGV[1], id) end
 return #ids
 `;
 
 interface SessionScripts {
-  conduitMcpSessionCreateV2(...args: string[]): Promise<number>;
-  conduitMcpSessionGetV2(...args: string[]): Promise<string[] | null>;
+  conduitMcpSessionCreateV3(...args: string[]): Promise<number>;
+  conduitMcpSessionGetV3(...args: string[]): Promise<string[] | null>;
   conduitMcpSessionSetLevelV1(...args: string[]): Promise<number>;
-  conduitMcpSessionDeleteV1(...args: string[]): Promise<number>;
-  conduitMcpSessionExpireV2(...args: string[]): Promise<number>;
+  conduitMcpSessionDeleteV2(...args: string[]): Promise<number>;
+  conduitMcpSessionExpireV3(...args: string[]): Promise<number>;
 }
 
 type Client = Redis | Cluster;
@@ -152,8 +194,13 @@ interface LocalSession {
 export class RedisSessionStore implements SessionStore {
   private readonly client: Client;
   private readonly ownsClient: boolean;
-  private readonly keys: KeyLayout;
+  private readonly keys: ShardKeys;
+  private readonly maxPerScope: number;
+  private readonly maxPerScopeArg: string;
+  /** Sessions in the local copy per creating scope (the outage path's per-creator bound). */
+  private readonly localPerScope = new Map<string, number>();
   private readonly maxArg: string;
+  private readonly maxSessionsArg: number;
   private readonly localMax: number;
   private readonly clock: (() => number) | null;
   private readonly timeoutMs: number;
@@ -182,6 +229,18 @@ export class RedisSessionStore implements SessionStore {
     if (!(max === Number.POSITIVE_INFINITY || (Number.isSafeInteger(max) && max >= 0))) {
       throw new InvalidOptionError("maxSessions", "a non-negative integer or Infinity", max);
     }
+    const perScope = options.maxSessionsPerScope ?? DEFAULT_MAX_SESSIONS_PER_SCOPE;
+    if (
+      !(perScope === Number.POSITIVE_INFINITY || (Number.isSafeInteger(perScope) && perScope >= 0))
+    ) {
+      throw new InvalidOptionError(
+        "maxSessionsPerScope",
+        "a non-negative integer or Infinity",
+        perScope,
+      );
+    }
+    this.maxPerScope = perScope;
+    this.maxPerScopeArg = Number.isFinite(perScope) ? String(perScope) : "-1";
     const localMax = options.localCopySize ?? 10_000;
     if (!Number.isSafeInteger(localMax) || localMax < 0) {
       throw new InvalidOptionError("localCopySize", "a non-negative integer", localMax);
@@ -215,20 +274,15 @@ export class RedisSessionStore implements SessionStore {
         options.redis,
       );
     }
-    const shards = options.shards ?? (this.client instanceof Cluster ? 16 : 1);
-    if (!Number.isSafeInteger(shards) || shards < 1 || shards > 1_024) {
-      throw new InvalidOptionError("shards", "an integer from 1 to 1024", shards);
-    }
-    this.maxArg = Number.isFinite(max)
-      ? String(shards === 1 ? max : Math.floor(max / shards))
-      : "-1";
+    this.maxArg = Number.isFinite(max) ? String(max) : "-1";
+    this.maxSessionsArg = max;
     const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
-    this.keys = new KeyLayout(prefix, clientKeyPrefix, shards);
-    this.client.defineCommand("conduitMcpSessionCreateV2", { lua: CREATE, numberOfKeys: 2 });
-    this.client.defineCommand("conduitMcpSessionGetV2", { lua: GET, numberOfKeys: 2 });
+    this.keys = new KeyLayout(prefix, clientKeyPrefix, 1).all[0] as ShardKeys;
+    this.client.defineCommand("conduitMcpSessionCreateV3", { lua: CREATE, numberOfKeys: 3 });
+    this.client.defineCommand("conduitMcpSessionGetV3", { lua: GET, numberOfKeys: 2 });
     this.client.defineCommand("conduitMcpSessionSetLevelV1", { lua: SET_LEVEL, numberOfKeys: 1 });
-    this.client.defineCommand("conduitMcpSessionDeleteV1", { lua: DELETE, numberOfKeys: 2 });
-    this.client.defineCommand("conduitMcpSessionExpireV2", { lua: EXPIRE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionDeleteV2", { lua: DELETE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionExpireV3", { lua: EXPIRE, numberOfKeys: 1 });
     this.client.on("error", this.onError);
     this.client.on("ready", this.onReady);
     this.client.on("close", this.onClose);
@@ -247,19 +301,27 @@ export class RedisSessionStore implements SessionStore {
   async create(record: SessionRecord): Promise<SessionCreateOutcome> {
     const outcome = await this.write(record, false);
     if (outcome === UNAVAILABLE) {
-      // Redis is away: the session lives in the local copy and is written back later.
+      // Redis is away: the session lives in the local copy (bounded per creator first) and is
+      // written back when Redis is back.
+      if (this.maxSessionsArg === 0) return "full";
+      const held = this.local.has(record.id)
+        ? 0
+        : (this.localPerScope.get(record.creatorScope) ?? 0);
+      if (held >= this.maxPerScope) return "scope-full";
       this.remember(record, true);
       return "created";
     }
     if (outcome === 0) return "full";
+    if (outcome === 3) return "scope-full";
     this.remember(record, false);
     return "created";
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const shard = this.shardOf(id);
+    const keys = this.keys;
     const flat = await this.call(
-      (c) => c.conduitMcpSessionGetV2(shard.sessions, this.sessionKey(shard, id), id, this.now()),
+      (c) =>
+        c.conduitMcpSessionGetV3(keys.sessions, this.sessionKey(id), id, this.now(), keys.luaBase),
       UNAVAILABLE,
     );
     if (flat === UNAVAILABLE) return this.touchLocal(id);
@@ -267,7 +329,7 @@ export class RedisSessionStore implements SessionStore {
       // Unknown to Redis: only a session kept during an outage and not yet written back survives.
       const kept = this.local.get(id);
       if (kept?.pending === true) return this.touchLocal(id);
-      this.local.delete(id);
+      this.forget(id);
       return undefined;
     }
     const fields = new Map<string, string>();
@@ -289,7 +351,7 @@ export class RedisSessionStore implements SessionStore {
 
   async setLogLevel(id: string, level: string): Promise<boolean> {
     const ok = await this.call(
-      (c) => c.conduitMcpSessionSetLevelV1(this.sessionKey(this.shardOf(id), id), encode(level)),
+      (c) => c.conduitMcpSessionSetLevelV1(this.sessionKey(id), encode(level)),
       UNAVAILABLE,
     );
     const kept = this.local.get(id);
@@ -301,12 +363,11 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const shard = this.shardOf(id);
     const n = await this.call(
-      (c) => c.conduitMcpSessionDeleteV1(shard.sessions, this.sessionKey(shard, id), id),
+      (c) => c.conduitMcpSessionDeleteV2(this.sessionKey(id), id, this.keys.luaBase),
       UNAVAILABLE,
     );
-    const kept = this.local.delete(id);
+    const kept = this.forget(id);
     if (n !== UNAVAILABLE) return n === 1;
     if (this.pendingDeletes.size < Math.max(1, this.localMax)) this.pendingDeletes.add(id);
     return kept;
@@ -314,50 +375,38 @@ export class RedisSessionStore implements SessionStore {
 
   /**
    * Removes sessions idle strictly longer than `ttlMs` by Redis's clock (`now`, this node's
-   * clock, is used only for the local copy: a node whose clock is ahead must not wipe sessions
-   * it did not age).
+   * clock, is not used: a node whose clock is ahead must not wipe sessions it did not age; with a
+   * test `clock`, `now` is used as the memory store uses it).
    */
-  async cleanup(ttlMs: number, _now: number): Promise<number> {
+  async cleanup(ttlMs: number, now: number): Promise<number> {
     if (!Number.isFinite(ttlMs)) return 0;
     const ttl = String(Math.max(0, Math.floor(ttlMs)));
-    const counts = await Promise.all(
-      this.keys.all.map(async (shard) => {
-        let removed = 0;
-        for (let page = 0; page < 10_000; page++) {
-          const n = await this.call(
-            (c) =>
-              c.conduitMcpSessionExpireV2(
-                shard.sessions,
-                shard.luaBase,
-                ttl,
-                String(PAGE),
-                this.now(),
-              ),
-            0,
-          );
-          removed += n;
-          if (n < PAGE) break;
-        }
-        return removed;
-      }),
-    );
+    const at = this.clock === null ? "" : String(now);
+    let removed = 0;
+    for (let page = 0; page < 10_000; page++) {
+      const n = await this.call(
+        (c) =>
+          c.conduitMcpSessionExpireV3(this.keys.sessions, this.keys.luaBase, ttl, String(PAGE), at),
+        0,
+      );
+      removed += n;
+      if (n < PAGE) break;
+    }
     // The local copy ages by this node's monotonic clock (it never compares with other nodes).
     const cutoff = performance.now() - ttlMs;
-    for (const [id, kept] of this.local) if (kept.usedAt < cutoff) this.local.delete(id);
-    return counts.reduce((sum, n) => sum + n, 0);
+    for (const [id, kept] of this.local) if (kept.usedAt < cutoff) this.forget(id);
+    return removed;
   }
 
   async size(): Promise<number> {
-    const counts = await Promise.all(
-      this.keys.all.map((shard) => this.call((c) => c.zcard(shard.sessions), 0)),
-    );
-    return counts.reduce((sum, n) => sum + n, 0);
+    return this.call((c) => c.zcard(this.keys.sessions), 0);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.local.clear();
+    this.localPerScope.clear();
     this.pendingDeletes.clear();
     this.client.off("error", this.onError);
     this.client.off("ready", this.onReady);
@@ -375,12 +424,13 @@ export class RedisSessionStore implements SessionStore {
 
   /** Writes a record; `restore` only if Redis does not hold it already. */
   private write(record: SessionRecord, restore: boolean): Promise<number | typeof UNAVAILABLE> {
-    const shard = this.shardOf(record.id);
+    const keys = this.keys;
     return this.call(
       (c) =>
-        c.conduitMcpSessionCreateV2(
-          shard.sessions,
-          this.sessionKey(shard, record.id),
+        c.conduitMcpSessionCreateV3(
+          keys.sessions,
+          this.sessionKey(record.id),
+          `${keys.tag}:sc:${record.creatorScope}`,
           record.id,
           this.maxArg,
           encode(record.principalId),
@@ -389,6 +439,9 @@ export class RedisSessionStore implements SessionStore {
           this.now(),
           encode(record.logLevel),
           restore ? "1" : "0",
+          this.maxPerScopeArg,
+          record.creatorScope,
+          keys.luaBase,
         ),
       UNAVAILABLE,
     );
@@ -408,22 +461,18 @@ export class RedisSessionStore implements SessionStore {
         if (outcome === UNAVAILABLE) return;
         if (outcome === 2 && kept.record.logLevel !== null) {
           await this.call(
-            (c) =>
-              c.conduitMcpSessionSetLevelV1(
-                this.sessionKey(this.shardOf(id), id),
-                encode(kept.record.logLevel),
-              ),
+            (c) => c.conduitMcpSessionSetLevelV1(this.sessionKey(id), encode(kept.record.logLevel)),
             0,
           );
         }
         kept.pending = false;
-        // Refused because the store is full: the client will initialise again.
-        if (outcome === 0) this.local.delete(id);
+        // Refused (the creator's quota is taken, or the store refuses all): the client will
+        // initialise again.
+        if (outcome === 0 || outcome === 3) this.forget(id);
       }
       for (const id of [...this.pendingDeletes]) {
-        const shard = this.shardOf(id);
         const n = await this.call(
-          (c) => c.conduitMcpSessionDeleteV1(shard.sessions, this.sessionKey(shard, id), id),
+          (c) => c.conduitMcpSessionDeleteV2(this.sessionKey(id), id, this.keys.luaBase),
           UNAVAILABLE,
         );
         if (n === UNAVAILABLE) return;
@@ -438,17 +487,28 @@ export class RedisSessionStore implements SessionStore {
   private remember(record: SessionRecord, pending: boolean): void {
     if (this.localMax === 0) return;
     const previous = this.local.get(record.id);
-    this.local.delete(record.id);
+    if (previous !== undefined) this.forget(record.id);
     this.local.set(record.id, {
       record,
       pending: pending || previous?.pending === true,
       usedAt: performance.now(),
     });
+    const scope = record.creatorScope;
+    this.localPerScope.set(scope, (this.localPerScope.get(scope) ?? 0) + 1);
     this.pendingDeletes.delete(record.id);
-    if (this.local.size > this.localMax) {
-      const oldest = this.local.keys().next().value as string;
-      this.local.delete(oldest);
-    }
+    if (this.local.size > this.localMax) this.forget(this.local.keys().next().value as string);
+  }
+
+  /** Drops a session from the local copy; resolves whether it was there. */
+  private forget(id: string): boolean {
+    const kept = this.local.get(id);
+    if (kept === undefined) return false;
+    this.local.delete(id);
+    const scope = kept.record.creatorScope;
+    const held = (this.localPerScope.get(scope) ?? 1) - 1;
+    if (held <= 0) this.localPerScope.delete(scope);
+    else this.localPerScope.set(scope, held);
+    return true;
   }
 
   /** A local copy's session, refreshed, or undefined. */
@@ -462,12 +522,8 @@ export class RedisSessionStore implements SessionStore {
     return kept.record;
   }
 
-  private shardOf(id: string): ShardKeys {
-    return this.keys.shardOf(id);
-  }
-
-  private sessionKey(shard: ShardKeys, id: string): string {
-    return `${shard.tag}:sess:${id}`;
+  private sessionKey(id: string): string {
+    return `${this.keys.tag}:sess:${id}`;
   }
 
   private now(): string {

@@ -1,6 +1,6 @@
 /**
  * Test helper: a private `redis-server` on a free port, with persistence off, in a temp dir, so the
- * Redis tests never touch a developer's own Redis (issue 5, "Tests start their own redis-server").
+ * Redis tests never touch a developer's own Redis.
  *
  * @example
  * ```ts
@@ -43,7 +43,7 @@ let availability: string | null | undefined;
 
 /**
  * Why the Redis tests cannot run here, or `undefined` when they can. Under `CI=true` a missing
- * `redis-server` is an error, not a skip (issue 5: CI must not silently skip them).
+ * `redis-server` is an error, not a skip (CI must not silently skip them).
  */
 export function redisSkipReason(): string | undefined {
   if (availability === undefined) {

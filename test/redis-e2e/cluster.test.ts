@@ -1,7 +1,7 @@
 /**
  * Three `conduit-mcp serve --redis` processes without auth (every request from 127.0.0.1, so one
  * IP scope; `--trust-proxy loopback` lets a test speak for other addresses through
- * X-Forwarded-For) on one private Redis (issue 5, "Must show"):
+ * X-Forwarded-For) on one private Redis:
  * - a sleep on node 1 is aborted by a cancel sent to node 2 within 50 ms (median of a batch of 9,
  *   up to 3 batches on a busy machine; measured from just before the cancel POST is sent until
  *   node 1's -32800 answer is fully received);

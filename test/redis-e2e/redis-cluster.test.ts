@@ -169,7 +169,7 @@ describe("two nodes on a Redis Cluster of 3 masters + 3 replicas", { skip: skip 
     assert.ok(owner, `no master owns slot ${slot}`);
 
     // Calls in flight on A while the master dies.
-    const inFlight = [0, 1, 2].map((i) => call(a.url, `f-${i}`, "sleep", { ms: 4_000 }));
+    const inFlight = [0, 1, 2].map((i) => call(a.url, `f-${i}`, "sleep", { ms: 2_500 }));
     for (let i = 0; i < 3; i++) {
       assert.ok(await waitFor(() => b.registry.isInFlight(`f-${i}`, SCOPE), 10_000));
     }

@@ -1,6 +1,5 @@
 /**
- * Three `conduit-mcp serve --redis --sessions --token …` processes on one private Redis (issue 5,
- * "Must show"): a `tools/call sleep` on node 1 is aborted by a `notifications/cancelled` sent to
+ * Three `conduit-mcp serve --redis --sessions --token …` processes on one private Redis: a `tools/call sleep` on node 1 is aborted by a `notifications/cancelled` sent to
  * node 2 by the same principal, or in the same session (minted on node 1, used on node 2), within
  * 50 ms; another principal's cancel (on any node) and a session-less cancel never touch the call.
  *

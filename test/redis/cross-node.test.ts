@@ -2,8 +2,8 @@
  * Several nodes on one Redis: a cancel recorded on one node reaches the others at once through
  * pub/sub; events carry their scope (tenant isolation is the registry's scope+id match); a node
  * that stops renewing its lease loses its in-flight entries to another node's cleanup, and a live
- * node whose lease lapsed re-asserts its entries by itself (issue 5, "Cross-node abort", "In-flight
- * rows across nodes").
+ * node whose lease lapsed re-asserts its entries by itself.
+ *
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";

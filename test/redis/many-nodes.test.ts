@@ -79,6 +79,25 @@ describe("many nodes on one Redis", { skip: skip ?? false }, () => {
     }
   });
 
+  it("a handle tracked notifiable: false on node A ignores a notification cancel from node B", async () => {
+    const fx = new Fixture(server.url);
+    try {
+      const { a, b } = await twoNodes(fx);
+      const modern = await a.track(4, "principal:alice", { notifiable: false });
+      const legacy = await a.track(4, "principal:alice");
+      assert.deepEqual(await b.cancel(4, "stop", "principal:alice", "notification"), { ok: true });
+      assert.ok(await abortedWithin(legacy.signal, 2_000), "the notifiable namesake is aborted");
+      assert.equal(await abortedWithin(modern.signal, 200), false, "notifiable: false is reached");
+      // Any other source still reaches it across nodes.
+      await b.cancel(4, "operator", "principal:alice", "library");
+      assert.ok(await abortedWithin(modern.signal, 2_000));
+      await a.close();
+      await b.close();
+    } finally {
+      await fx.close();
+    }
+  });
+
   it("publishes a notification cancel, but not a disconnect, timeout or shutdown", async () => {
     const fx = new Fixture(server.url);
     const listener = new Redis(server.url, { maxRetriesPerRequest: 1 });

@@ -1,5 +1,5 @@
 /**
- * Redis going away and coming back (issue 5, "Faults"): nothing throws or hangs, writes are
+ * Redis going away and coming back: nothing throws or hangs, writes are
  * dropped, `record` fails open, one log line and one `conduit-mcp:store:outage` event per outage,
  * and when Redis returns the same store objects resume cross-node delivery and re-assert their
  * in-flight entries by themselves.

@@ -1,5 +1,5 @@
 /**
- * RedisSessionStore: sessions shared by nodes on one Redis (issue 5), with the memory store's
+ * RedisSessionStore: sessions shared by nodes on one Redis, with the memory store's
  * rules (bounded, refreshed on get, idle TTL strictly greater) and fail-open behaviour.
  */
 import assert from "node:assert/strict";
@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { RedisSessionStore } from "../../src/redis/index.js";
 import type { SessionRecord } from "../../src/sessions/session-store.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
+import { runSessionStoreContract } from "../sessions/session-store-contract.js";
 import { freshPrefix } from "./helpers.js";
 
 const skip = redisSkipReason();
@@ -47,6 +48,18 @@ describe("RedisSessionStore", { skip: skip ?? false }, () => {
     await server?.stop();
   });
 
+  // The one contract every session store meets (the memory store runs it too).
+  runSessionStoreContract("RedisSessionStore", async (options) => {
+    const store = new RedisSessionStore({
+      redis: server.url,
+      prefix: freshPrefix("contract"),
+      logger: () => {},
+      ...options,
+    });
+    assert.ok(await store.ready(5_000));
+    return store;
+  });
+
   it("two nodes share sessions: create on one, get, set level and delete on the other", async () => {
     let now = 1_000;
     const prefix = freshPrefix("shared");
@@ -65,14 +78,18 @@ describe("RedisSessionStore", { skip: skip ?? false }, () => {
     assert.equal(await a.get("s1"), undefined);
   });
 
-  it("is bounded across nodes; 0 refuses all; an existing id may be re-created", async () => {
+  it("is bounded across nodes: per creator on any node, then globally by eviction", async () => {
     const prefix = freshPrefix("bound");
-    const a = await make({ prefix, maxSessions: 2 });
-    const b = await make({ prefix, maxSessions: 2 });
+    const a = await make({ prefix, maxSessions: 2, maxSessionsPerScope: 2 });
+    const b = await make({ prefix, maxSessions: 2, maxSessionsPerScope: 2 });
     assert.equal(await a.create(session("1", 0)), "created");
     assert.equal(await b.create(session("2", 0)), "created");
-    assert.equal(await a.create(session("3", 0)), "full");
+    // The creator's quota counts the sessions it made on every node.
+    assert.equal(await a.create(session("3", 0)), "scope-full");
     assert.equal(await b.create(session("2", 5)), "created");
+    // Another creator at the global bound evicts from the largest creator instead of failing.
+    assert.equal(await a.create({ ...session("4", 0), creatorScope: "ip:192.0.2.1" }), "created");
+    assert.equal(await b.size(), 2);
     const none = await make({ maxSessions: 0 });
     assert.equal(await none.create(session("x", 0)), "full");
   });

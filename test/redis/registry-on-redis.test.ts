@@ -1,7 +1,7 @@
 /**
  * Two CancellationRegistry instances ("nodes") over two RedisCancellationStores on one Redis: the
  * path a `notifications/cancelled` takes when it lands on another node than its `tools/call`
- * (issue 5, "Must show": aborted within 50 ms; tenant isolation holds across nodes).
+ * (aborted within 50 ms; tenant isolation holds across nodes).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
