@@ -3,7 +3,6 @@
  * pub/sub; events carry their scope (tenant isolation is the registry's scope+id match); a node
  * that stops renewing its lease loses its in-flight entries to another node's cleanup, and a live
  * node whose lease lapsed re-asserts its entries by itself.
- *
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
