@@ -140,3 +140,4 @@ export {
   type SessionRecord,
   type SessionStore,
 } from "./sessions/index.js";
+export { type StdioOptions, type StdioServing, serveStdio } from "./stdio/index.js";

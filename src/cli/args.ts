@@ -53,6 +53,16 @@ export interface ServeCommand {
   readonly redis?: string;
   /** This node's Redis lease (`--redis-lease-ms`); only with `redis`. Store default 15 000. */
   readonly redisLeaseMs?: number;
+  /**
+   * Serve over stdin/stdout instead of HTTP (`--stdio`): newline-delimited JSON-RPC, logs on
+   * stderr, exit when stdin closes.
+   */
+  readonly stdio: boolean;
+  /**
+   * The user's module to serve (`serve ./my-server.js`), as given; absent → the demo tools.
+   * See load-module.ts for what it may export.
+   */
+  readonly module?: string;
 }
 
 /** What the command line asks for. */
@@ -72,9 +82,12 @@ export const DEFAULT_HOST = "127.0.0.1";
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** The `--help` text. */
-export const USAGE = `Usage: conduit-mcp serve [options]
+export const USAGE = `Usage: conduit-mcp serve [MODULE] [options]
 
-Serves the demo MCP tools (echo, sleep, count, crunch, stubborn) over Streamable HTTP at /mcp.
+Serves MCP tools over Streamable HTTP at /mcp (or over stdio with --stdio): those of MODULE, a
+JavaScript (or, with tsx installed, TypeScript) file exporting a server made by createMcpServer,
+a default options object ({ tools, ... }), or tools (an array named "tools", or defineTool()
+results under any name); without MODULE, the demo tools (echo, sleep, count, crunch, stubborn).
 
 Options:
   --host HOST                    interface to bind (default ${DEFAULT_HOST})
@@ -106,11 +119,16 @@ Options:
   --redis-lease-ms MS            this node's lease in Redis, renewed every MS/3; entries of
                                  a node that died without closing go within about two
                                  leases (default 15000; needs --redis)
+  --stdio                        serve over stdin/stdout (one client: the process that
+                                 started this one) instead of HTTP; logs go to stderr and
+                                 the process exits when stdin closes
   -h, --help                     show this help
   -v, --version                  show the version
 
-The first line on stdout is "conduit-mcp listening on http://HOST:PORT/mcp".
-SIGINT or SIGTERM closes the server gracefully. Exit codes: 0 ok, 1 runtime error, 2 bad usage.`;
+Over HTTP, the first line on stdout is "conduit-mcp listening on http://HOST:PORT/mcp".
+With --stdio, stdout carries only MCP messages.
+SIGINT or SIGTERM closes the server gracefully. Exit codes: 0 ok, 1 runtime error, 2 bad usage
+(a module that cannot be loaded or exports nothing to serve included).`;
 
 const OPTIONS = {
   host: { type: "string" },
@@ -129,6 +147,7 @@ const OPTIONS = {
   metrics: { type: "boolean" },
   redis: { type: "string" },
   "redis-lease-ms": { type: "string" },
+  stdio: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -162,11 +181,13 @@ export function parseCli(
   if (command !== "serve") {
     return { ok: false, message: `unknown command ${JSON.stringify(command)} (try: serve)` };
   }
-  if (extra.length > 0) {
-    return { ok: false, message: `unexpected argument ${JSON.stringify(extra[0])}` };
+  if (extra.length > 1) {
+    return { ok: false, message: `unexpected argument ${JSON.stringify(extra[1])}` };
   }
   try {
-    return { ok: true, command: serveCommand(values, env) };
+    const served = serveCommand(values, env);
+    const module = extra[0];
+    return { ok: true, command: module === undefined ? served : { ...served, module } };
   } catch (error) {
     if (error instanceof UsageProblem) return { ok: false, message: error.message };
     throw error;
@@ -194,6 +215,7 @@ function serveCommand(
     metrics?: boolean | undefined;
     redis?: string | undefined;
     "redis-lease-ms"?: string | undefined;
+    stdio?: boolean | undefined;
   },
   env: Readonly<Record<string, string | undefined>>,
 ): ServeCommand {
@@ -207,7 +229,16 @@ function serveCommand(
     requireSession,
     tokens: tokens(values.token ?? []),
     metrics: values.metrics === true,
+    stdio: values.stdio === true,
   };
+  if (command.stdio) {
+    // Flags of the HTTP door would be silently ignored on stdio; a security flag (--token)
+    // ignored without a word is worse than a refusal.
+    const httpOnly = HTTP_ONLY_FLAGS.find((flag) => values[flag] !== undefined);
+    if (httpOnly !== undefined) {
+      throw new UsageProblem(`--${httpOnly} applies to HTTP only; it cannot be used with --stdio`);
+    }
+  }
   if (values["trust-proxy"] !== undefined) command.trustProxy = trustProxy(values["trust-proxy"]);
   if (values["max-rows"] !== undefined)
     command.maxRows = rowLimit("--max-rows", values["max-rows"]);
@@ -247,6 +278,17 @@ function serveCommand(
   }
   return command;
 }
+
+/** Flags that configure the HTTP door only (refused with `--stdio`). */
+const HTTP_ONLY_FLAGS = [
+  "host",
+  "port",
+  "sessions",
+  "require-session",
+  "token",
+  "trust-proxy",
+  "metrics",
+] as const;
 
 /** Decimal digits only: `Number()` would also accept "", " 1", "0x10", "1e3". */
 function integer(flag: string, text: string, min: number, max: number): number {

@@ -13,14 +13,18 @@
  */
 import { readFileSync } from "node:fs";
 
-import { parseCli, USAGE } from "./args.js";
-import { startServe } from "./serve.js";
+import { InvalidOptionError } from "../errors.js";
+import { parseCli, type ServeCommand, USAGE } from "./args.js";
+import { loadUserModule, ModuleLoadError, type UserModule } from "./load-module.js";
+import { configFlags, startServe, startStdio } from "./serve.js";
 
 /** Slack on top of the grace and stream cancel timeout before a stuck close is abandoned. */
 const CLOSE_SLACK_MS = 5_000;
 /** The library defaults of `closeGraceMs` and `streamCancelTimeoutMs` (issue 3). */
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
 const DEFAULT_STREAM_CANCEL_TIMEOUT_MS = 5_000;
+/** How long a stdio server whose input ended waits for its cancelled calls before it exits. */
+const STDIO_EXIT_WAIT_MS = 1_000;
 
 function version(): string {
   // dist/cli/main.js and src/cli/main.ts are both two levels below package.json.
@@ -47,10 +51,22 @@ async function main(): Promise<void> {
     return;
   }
 
+  let loaded: UserModule | undefined;
+  if (command.module !== undefined) {
+    loaded = await loadModule(command, command.module);
+    if (loaded === undefined) return;
+  }
+
+  if (command.stdio) {
+    await runStdio(command, loaded);
+    return;
+  }
+
   let running: Awaited<ReturnType<typeof startServe>>;
   try {
-    running = await startServe(command);
+    running = await startServe(command, loaded);
   } catch (error) {
+    if (badOptions(error, command)) return;
     const code = (error as { code?: unknown }).code;
     const why =
       typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
@@ -92,6 +108,81 @@ async function main(): Promise<void> {
   // Only now: whoever waits for this line may signal us the moment it arrives (stdout to a pipe
   // is written synchronously), so the handlers must already be in place.
   process.stdout.write(`${running.line}\n`);
+}
+
+/**
+ * `serve --stdio`: stdout carries MCP messages only, so every word for a human goes to stderr.
+ * The end of stdin is the client's shutdown signal
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio, "Shutdown"):
+ * every request is cancelled at once, and the process exits within {@link STDIO_EXIT_WAIT_MS}
+ * whether or not a tool that ignores its signal has stopped (it dies with the process).
+ * SIGINT/SIGTERM do the same.
+ */
+async function runStdio(command: ServeCommand, loaded: UserModule | undefined): Promise<void> {
+  let running: Awaited<ReturnType<typeof startStdio>>;
+  try {
+    running = await startStdio(command, loaded);
+  } catch (error) {
+    if (badOptions(error, command)) return;
+    process.stderr.write(
+      `conduit-mcp: cannot start (${error instanceof Error ? error.message : String(error)})\n`,
+    );
+    process.exitCode = 1;
+    return;
+  }
+  let exiting = false;
+  const exit = (why: string): void => {
+    if (exiting) return;
+    exiting = true;
+    process.stderr.write(`conduit-mcp: ${why}, exiting\n`);
+    const timer = setTimeout(() => process.exit(0), STDIO_EXIT_WAIT_MS);
+    running.close().then(
+      () => {
+        clearTimeout(timer);
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGINT", () => exit("SIGINT received"));
+  process.once("SIGTERM", () => exit("SIGTERM received"));
+  process.stderr.write("conduit-mcp: serving MCP on stdio\n");
+  running.closed.then(() => exit("stdin closed"));
+}
+
+/**
+ * Loads the user's module; on failure says why on stderr, sets exit code 2 and resolves
+ * undefined. A module exporting a ready server cannot take the flags that configure one.
+ */
+async function loadModule(command: ServeCommand, module: string): Promise<UserModule | undefined> {
+  let loaded: UserModule;
+  try {
+    loaded = await loadUserModule(module, process.cwd());
+  } catch (error) {
+    const why =
+      error instanceof ModuleLoadError ? error.message : `cannot load ${module}: ${String(error)}`;
+    process.stderr.write(`conduit-mcp: ${why}\n`);
+    process.exitCode = 2;
+    return undefined;
+  }
+  const refused = loaded.kind === "server" ? configFlags(command) : [];
+  if (refused.length > 0) {
+    process.stderr.write(
+      `conduit-mcp: ${module} exports a server, configured in its code; ${refused.join(", ")} cannot apply to it (export options instead)\n`,
+    );
+    process.exitCode = 2;
+    return undefined;
+  }
+  return loaded;
+}
+
+/** A module's options that createMcpServer refuses: reported as bad usage (exit 2). */
+function badOptions(error: unknown, command: ServeCommand): boolean {
+  if (!(error instanceof InvalidOptionError)) return false;
+  const where = command.module === undefined ? "" : `${command.module}: `;
+  process.stderr.write(`conduit-mcp: ${where}${error.message}\n`);
+  process.exitCode = 2;
+  return true;
 }
 
 await main();

@@ -20,10 +20,12 @@ import type {
   RedisCancellationStoreOptions,
   RedisSessionStore,
 } from "../redis/index.js";
-import { createMcpServer, type McpServerOptions } from "../server/index.js";
+import { createMcpServer, type McpServer, type McpServerOptions } from "../server/index.js";
 import type { SessionStore } from "../sessions/index.js";
+import { serveStdio } from "../stdio/index.js";
 import type { ServeCommand } from "./args.js";
 import { demoTools } from "./demo-tools.js";
+import type { UserModule } from "./load-module.js";
 
 /** A started `serve` command. */
 export interface RunningServe {
@@ -139,6 +141,7 @@ export function serveOptions(
     readonly registry: CancellationRegistry;
     readonly sessionStore?: SessionStore | undefined;
   },
+  base: McpServerOptions = { tools: demoTools },
 ): McpServerOptions {
   const registryOptions: {
     -readonly [K in keyof CancellationRegistryOptions]: CancellationRegistryOptions[K];
@@ -146,18 +149,26 @@ export function serveOptions(
   if (command.maxRows !== undefined) registryOptions.maxRows = command.maxRows;
   if (command.maxRowsPerScope !== undefined)
     registryOptions.maxRowsPerScope = command.maxRowsPerScope;
+  const rowFlags = Object.keys(registryOptions).length > 0;
+  // The module's own options (or the demo's), then every flag given on top of them.
   const options: { -readonly [K in keyof McpServerOptions]: McpServerOptions[K] } = {
-    tools: demoTools,
-    registry: shared?.registry ?? new CancellationRegistry(registryOptions),
-    sessions:
-      command.sessions && shared?.sessionStore !== undefined
-        ? { store: shared.sessionStore }
-        : command.sessions && command.maxSessionsPerScope !== undefined
-          ? { maxSessionsPerScope: command.maxSessionsPerScope }
-          : command.sessions,
-    requireSession: command.requireSession,
-    metrics: command.metrics,
+    ...base,
+    registry:
+      shared?.registry ??
+      (rowFlags || base.registry === undefined
+        ? new CancellationRegistry(registryOptions)
+        : base.registry),
   };
+  if (command.sessions) {
+    options.sessions =
+      shared?.sessionStore !== undefined
+        ? { store: shared.sessionStore }
+        : command.maxSessionsPerScope !== undefined
+          ? { maxSessionsPerScope: command.maxSessionsPerScope }
+          : command.sessions;
+  } else options.sessions = base.sessions ?? false;
+  options.requireSession = command.requireSession || (base.requireSession ?? false);
+  options.metrics = command.metrics || (base.metrics ?? false);
   if (Object.keys(command.tokens).length > 0) options.auth = { tokens: { ...command.tokens } };
   if (command.trustProxy !== undefined) options.trustProxy = command.trustProxy;
   if (command.streamCancelTimeoutMs !== undefined) {
@@ -181,10 +192,13 @@ export function serveOptions(
  * const { url, close } = await startServe(command);
  * ```
  */
-export async function startServe(command: ServeCommand): Promise<RunningServe> {
+export async function startServe(
+  command: ServeCommand,
+  loaded?: UserModule,
+): Promise<RunningServe> {
   const redis = command.redis;
   const backends = redis === undefined ? undefined : await redisBackends({ ...command, redis });
-  const server = createMcpServer(serveOptions(command, backends));
+  const server = buildServer(command, backends, loaded);
   let listening: Awaited<ReturnType<typeof server.listen>>;
   try {
     listening = await server.listen({ host: command.host, port: command.port });
@@ -200,4 +214,80 @@ export async function startServe(command: ServeCommand): Promise<RunningServe> {
     await backends?.close();
   };
   return { url, line: `conduit-mcp listening on ${url}`, close };
+}
+
+/** A started `serve --stdio` command. */
+export interface RunningStdio {
+  /** Resolves when stdin ended (or {@link RunningStdio.close} was called). */
+  readonly closed: Promise<void>;
+  /**
+   * Cancels every request of the connection, then closes the server and the shared stores.
+   * The caller bounds the wait: a tool that ignores its signal may hold the close until the
+   * stream cancel timeout, and a stdio server must exit as soon as its input is gone.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the server and serves it on this process's stdin/stdout.
+ *
+ * @example
+ * ```ts
+ * const running = await startStdio(command);
+ * await running.closed; // the client closed stdin
+ * await running.close();
+ * ```
+ */
+export async function startStdio(
+  command: ServeCommand,
+  loaded?: UserModule,
+): Promise<RunningStdio> {
+  const redis = command.redis;
+  const backends = redis === undefined ? undefined : await redisBackends({ ...command, redis });
+  const server = buildServer(command, backends, loaded);
+  const serving = serveStdio(server);
+  return {
+    closed: serving.closed,
+    async close() {
+      await serving.close();
+      await server.close();
+      await backends?.close();
+    },
+  };
+}
+
+/**
+ * The server a command serves: the module's own server as it is, else one built from the
+ * module's options (or the demo's) and the flags.
+ */
+function buildServer(
+  command: ServeCommand,
+  backends: RedisBackends | undefined,
+  loaded: UserModule | undefined,
+): McpServer {
+  if (loaded?.kind === "server") return loaded.server;
+  return createMcpServer(serveOptions(command, backends, loaded?.options));
+}
+
+/**
+ * The flags that configure a server (not where it is served): a module that exports a ready
+ * server configures it in code, so these cannot apply to it and are refused rather than ignored.
+ *
+ * @example
+ * ```ts
+ * configFlags(parseCli(["serve", "x.js", "--metrics"]).command); // ["--metrics"]
+ * ```
+ */
+export function configFlags(command: ServeCommand): string[] {
+  const given: string[] = [];
+  if (command.sessions) given.push(command.requireSession ? "--require-session" : "--sessions");
+  if (Object.keys(command.tokens).length > 0) given.push("--token");
+  if (command.trustProxy !== undefined) given.push("--trust-proxy");
+  if (command.maxRows !== undefined) given.push("--max-rows");
+  if (command.maxRowsPerScope !== undefined) given.push("--max-rows-per-scope");
+  if (command.streamCancelTimeoutMs !== undefined) given.push("--stream-cancel-timeout");
+  if (command.closeGraceMs !== undefined) given.push("--close-grace");
+  if (command.metrics) given.push("--metrics");
+  if (command.redis !== undefined) given.push("--redis (or REDIS_URL)");
+  return given;
 }

@@ -88,6 +88,7 @@ export {
 export {
   checkModernRequest,
   decodeHeaderValue,
+  inlineModernHeaders,
   META_CLIENT_CAPABILITIES,
   META_LOG_LEVEL,
   META_PROTOCOL_VERSION,

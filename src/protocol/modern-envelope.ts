@@ -230,6 +230,33 @@ export function missingEnvelopeJson(id: RequestId | null): string {
 }
 
 /**
+ * The headers of a transport that has none (stdio: "All request metadata for the stdio transport
+ * is carried inline in the JSON-RPC message body. [...] There is no header layer",
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio): exactly what
+ * the body says, so {@link checkModernRequest} can only refuse on the body's own rungs. The name
+ * travels base64-wrapped, so it comes back from {@link decodeHeaderValue} unchanged.
+ *
+ * @example
+ * ```ts
+ * const envelope = checkModernRequest(message, inlineModernHeaders(message));
+ * ```
+ */
+export function inlineModernHeaders(message: JsonRpcRequest): ModernHeaders {
+  const claim = modernClaim(message.params);
+  const nameKey = NAME_PARAM.get(message.method);
+  const name =
+    nameKey === undefined ? undefined : (message.params as Record<string, unknown>)[nameKey];
+  return {
+    protocolVersion: typeof claim === "string" ? claim : undefined,
+    method: message.method,
+    name:
+      typeof name === "string"
+        ? `=?base64?${Buffer.from(name, "utf8").toString("base64")}?=`
+        : undefined,
+  };
+}
+
+/**
  * Decodes an `Mcp-Name` or `Mcp-Param-*` header value: `=?base64?<b64>?=` carries UTF-8 text
  * that is not safe as a raw header ("Value Encoding" in the transport page); anything else is
  * taken literally. Null for a malformed sentinel (bad characters or padding, or bytes that are

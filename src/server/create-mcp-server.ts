@@ -39,6 +39,7 @@ import {
   type SessionStore,
 } from "../sessions/index.js";
 import { type McpServerOptions, resolveOptions } from "./options.js";
+import { registerTransportCore } from "./transport-core.js";
 
 /** Where a listening server can be reached. */
 export interface ListenAddress {
@@ -280,6 +281,14 @@ class ConduitMcpServer implements McpServer {
     });
     this.handler = createNodeListener(core);
     this.path = options.path;
+    // The other doors (stdio) drive the same dispatcher under the same bounds.
+    registerTransportCore(this, {
+      dispatcher: this.dispatcher,
+      registry: this.registry,
+      requests: this.limits.requests,
+      maxMessageBytes: options.maxBodyBytes,
+      closing: () => this.closing,
+    });
   }
 
   private readonly path: string;

@@ -32,6 +32,7 @@ describe("parseCli", () => {
       requireSession: false,
       tokens: {},
       metrics: false,
+      stdio: false,
     });
     assert.equal(DEFAULT_HOST, "127.0.0.1");
     assert.equal(DEFAULT_PORT, 3000);
@@ -75,6 +76,7 @@ describe("parseCli", () => {
       streamCancelTimeoutMs: 200,
       closeGraceMs: 0,
       metrics: true,
+      stdio: false,
     });
   });
 
@@ -104,7 +106,7 @@ describe("parseCli", () => {
   it("refuses a missing, unknown or extra command", () => {
     assert.match(problem([]), /missing command/);
     assert.match(problem(["start"]), /unknown command "start"/);
-    assert.match(problem(["serve", "now"]), /unexpected argument "now"/);
+    assert.match(problem(["serve", "mod.js", "now"]), /unexpected argument "now"/);
   });
 
   it("refuses unknown flags and flags without their value", () => {

@@ -229,7 +229,7 @@ describe("conduit-mcp usage", () => {
   it("prints help and version on stdout with exit 0", async () => {
     const help = await runCli(["--help"]);
     assert.equal(help.exit.code, 0);
-    assert.match(help.stdout, /^Usage: conduit-mcp serve \[options\]/);
+    assert.match(help.stdout, /^Usage: conduit-mcp serve \[MODULE\] \[options\]/);
     assert.match(help.stdout, /--stream-cancel-timeout MS/);
     const version = await runCli(["--version"]);
     const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
