@@ -288,6 +288,8 @@ export function configFlags(command: ServeCommand): string[] {
   if (command.streamCancelTimeoutMs !== undefined) given.push("--stream-cancel-timeout");
   if (command.closeGraceMs !== undefined) given.push("--close-grace");
   if (command.metrics) given.push("--metrics");
+  if (command.maxConcurrentRequestsPerScope !== undefined) given.push("--max-requests-per-scope");
+  if (command.maxConcurrentRequests !== undefined) given.push("--max-requests");
   if (command.redis !== undefined) given.push("--redis (or REDIS_URL)");
   return given;
 }

@@ -9,7 +9,7 @@
  * "MUST NOT send any further messages for it" rule of
  * https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio ("Cancellation")
  * and the 2025-11-25 "SHOULD NOT send a response for the cancelled request". A request cancelled
- * by the server (shutdown) is still answered `-32800`, since its client is waiting for it.
+ * by the server (shutdown) is still answered (the error the dispatcher gives), since its client is waiting for it.
  */
 import type { HandleLifetime, RequestId } from "../cancellation/types.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";

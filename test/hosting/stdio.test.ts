@@ -270,7 +270,7 @@ describe("serveStdio", () => {
     });
   });
 
-  test("server.close(): running requests are answered -32800 (their client waits), new ones refused", async () => {
+  test("server.close(): running requests are answered -32603 'Server is shutting down' (their client waits), new ones refused", async () => {
     const server = createMcpServer({ tools: testTools(), closeGraceMs: 0 });
     const peer = connectPeer(server);
     peer.send(call(1, "sleep", { ms: 10_000, tag: "stdio-shutdown" }));
@@ -278,7 +278,9 @@ describe("serveStdio", () => {
     const closing = server.close();
     peer.send({ jsonrpc: "2.0", id: 2, method: "ping" });
     assert.equal((await peer.response(2)).error.code, -32603);
-    assert.equal((await peer.response(1)).error.code, -32800);
+    const answer = await peer.response(1);
+    assert.equal(answer.error.code, -32603);
+    assert.equal(answer.error.message, "Server is shutting down");
     assert.equal(probes.get("stdio-shutdown")?.reason?.source, "shutdown");
     await closing;
     await peer.serving.close();
