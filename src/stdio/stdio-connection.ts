@@ -204,7 +204,7 @@ export class StdioConnection implements StdioExchangeHost {
       void this.write(errorResponseJson(message.id, ErrorCode.ServerError, TOO_MANY));
       return;
     }
-    const exchange = new StdioExchange(this, message.id);
+    const exchange = new StdioExchange(this, message.id, envelope !== null);
     this.open.add(exchange);
     const meta: RequestMeta = {
       scope,
@@ -246,10 +246,19 @@ export class StdioConnection implements StdioExchangeHost {
     for (const exchange of this.open) {
       if (normalizeRequestId(exchange.requestId) !== key) continue;
       exchange.silence();
-      const cancel = (): void => {
-        // The dispatcher's own notification path: in-flight check in this scope, row, abort.
-        this.core.dispatcher.handleNotification(message, this.scope).catch(() => {});
-      };
+      const cancel = exchange.modern
+        ? (): void => {
+            // A 2026-07-28 request is tracked out of reach of notification-sourced cancels (on
+            // HTTP that era cancels by closing its stream). On stdio the notification is that
+            // era's only cancel, so it is carried out as the stream close it stands for.
+            const id = exchange.requestId;
+            if (id === null) return;
+            this.core.registry.cancel(id, params?.reason, this.scope, "disconnect").catch(() => {});
+          }
+        : (): void => {
+            // The dispatcher's own notification path: in-flight check in this scope, row, abort.
+            this.core.dispatcher.handleNotification(message, this.scope).catch(() => {});
+          };
       if (exchange.running) cancel();
       else this.deferred.set(exchange, cancel);
     }

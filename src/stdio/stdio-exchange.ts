@@ -47,9 +47,13 @@ export class StdioExchange implements ResponseSink, HandleLifetime {
   private holding = true;
   private listener: SinkListener | null = null;
 
-  constructor(host: StdioExchangeHost, requestId: RequestId | null) {
+  /** A 2026-07-28 request (tracked out of reach of the registry's notification path). */
+  readonly modern: boolean;
+
+  constructor(host: StdioExchangeHost, requestId: RequestId | null, modern = false) {
     this.host = host;
     this.requestId = requestId;
+    this.modern = modern;
   }
 
   get ended(): boolean {
