@@ -1,5 +1,5 @@
 /**
- * Command-line parsing for `conduit-mcp` (issue 3, "CLI"). Pure: takes the argument list, returns
+ * Command-line parsing for `conduit-mcp`. Pure: takes the argument list, returns
  * either a command or a message for the user, so the rules are testable without a process.
  * Strict on purpose: an unknown flag or a bad value is reported before anything listens, since a
  * typo in a security flag (`--trust-proxy`, `--token`) must never start a server with defaults.
@@ -48,7 +48,7 @@ export interface ServeCommand {
   readonly metrics: boolean;
   /**
    * Redis URL (`--redis`, else `REDIS_URL`): cancellation rows, in-flight entries and, with
-   * `sessions`, the sessions themselves are shared by every node on it (issue 5). Absent → memory.
+   * `sessions`, the sessions themselves are shared by every node on it (README, "Many processes and nodes: Redis"). Absent → memory.
    */
   readonly redis?: string;
   /** This node's Redis lease (`--redis-lease-ms`); only with `redis`. Store default 15 000. */
@@ -299,7 +299,7 @@ function integer(flag: string, text: string, min: number, max: number): number {
   return value;
 }
 
-/** A positive integer or `infinity` (the seed's `:infinity`, which disables the bound). */
+/** A positive integer or `infinity` (`infinity` disables the bound). */
 function rowLimit(flag: string, text: string): number {
   if (text.toLowerCase() === "infinity") return Number.POSITIVE_INFINITY;
   const value = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `conduit-mcp` executable (package.json `bin`). Owns the process: parses the command line
- * (bad usage → message on stderr, exit 2), starts the server, prints exactly one line on stdout
+ * (bad usage, or a user module that cannot be loaded → message on stderr, exit 2), starts the
+ * server (the demo, or the module's: load-module.ts), over stdio with `--stdio` (stdout then
+ * carries MCP messages only), else over HTTP, printing exactly one line on stdout
  * (`conduit-mcp listening on http://HOST:PORT/mcp`) so scripts can wait for it, and closes
  * gracefully on SIGINT/SIGTERM (exit 0). A second signal, or a close that overruns its bound,
  * exits at once with 1 rather than leaving a half-closed server running.
@@ -20,7 +22,7 @@ import { configFlags, startServe, startStdio } from "./serve.js";
 
 /** Slack on top of the grace and stream cancel timeout before a stuck close is abandoned. */
 const CLOSE_SLACK_MS = 5_000;
-/** The library defaults of `closeGraceMs` and `streamCancelTimeoutMs` (issue 3). */
+/** The library defaults of `closeGraceMs` and `streamCancelTimeoutMs` (README, "Server options"). */
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
 const DEFAULT_STREAM_CANCEL_TIMEOUT_MS = 5_000;
 /** How long a stdio server whose input ended waits for its cancelled calls before it exits. */

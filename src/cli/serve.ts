@@ -56,7 +56,7 @@ export function endpointUrl(host: string, port: number, path: string): string {
 const DEFAULT_REDIS_LEASE_MS = 15_000;
 /** The memory registry's janitor period; the Redis janitor never runs less often. */
 const MAX_JANITOR_INTERVAL_MS = 60_000;
-/** How long a start waits for Redis before serving anyway (fail-open, issue 5 "Faults"). */
+/** How long a start waits for Redis before serving anyway (fail-open: README, "Many processes and nodes: Redis"). */
 const REDIS_READY_WAIT_MS = 2_000;
 
 /** The shared state of a `--redis` node, built by {@link redisBackends}. */
@@ -102,7 +102,7 @@ export async function redisBackends(
   const sessionStore = command.sessions
     ? new redis.RedisSessionStore({ redis: command.redis })
     : undefined;
-  // The janitor is what sweeps the entries of nodes whose lease expired (the seed's dead-process
+  // The janitor is what sweeps the entries of nodes whose lease expired (the dead-process
   // sweep across machines), so it runs once per lease: a SIGKILLed node's entries are gone within
   // about two leases instead of the memory default of a minute.
   const registry = new CancellationRegistry({
