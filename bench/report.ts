@@ -4,6 +4,8 @@
  *
  * 1. The per-area benchmarks, each in its own process, each rewriting its own section:
  *    bench/registry.ts ("## Registry"), bench/http.ts ("## HTTP"), bench/redis.ts ("## Redis").
+ *    The "## Resources and prompts" section (`bench/http.ts --methods …`, run on its own) is
+ *    kept as it is.
  * 2. Side by side, in one run, on loopback, each server in its own child process: conduit-mcp
  *    (memory store), conduit-mcp (Redis store, on a private redis-server), the official SDK 1.x
  *    stateless server, the official SDK 2.x `createMcpHandler`, and a bare `node:http` server
@@ -36,6 +38,7 @@ import { echoLoad, type LoadResult, preflightEcho } from "./lib/echo-load.js";
 import { percentile } from "./lib/http-client.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { sectionText } from "./lib/markdown-section.js";
+import { PRIMITIVES_SECTION } from "./lib/primitive-requests.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -553,6 +556,10 @@ ${keep("Registry", current)}
 ## HTTP
 
 ${keep("HTTP", current)}
+
+## ${PRIMITIVES_SECTION}
+
+${keep(PRIMITIVES_SECTION, current)}
 
 ## Redis
 

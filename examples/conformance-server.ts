@@ -4,7 +4,7 @@
  * server-initialize, ping, tools-list, tools-call-* (all but sampling and elicitation, which need
  * server-to-client requests a stateless server does not make), json-schema-2020-12 and
  * dns-rebinding-protection. Tool names and results follow the scenario descriptions
- * (shared/reference/conformance-scenarios.md). `npm run conformance` starts it on a free port.
+ * (each scenario's description in the suite). `npm run conformance` starts it on a free port.
  *
  * Run: `node --import tsx examples/conformance-server.ts [--port N] [--host H]` (or `PORT=N`);
  * prints `conformance server listening on http://HOST:PORT/mcp`.
@@ -139,7 +139,7 @@ const tools = [
     name: "test_error_handling",
     description: "Always fails, reported as a tool-level error result (tools-call-error)",
     // A tool-level failure is an `isError` result the model can read; a *thrown* exception would
-    // become a -32603 protocol error with its message withheld (issue 3, "Methods").
+    // become a -32603 protocol error with its message withheld (README, "Serving your own tools").
     handler: () => ({
       isError: true,
       content: [{ type: "text", text: "This tool intentionally returns an error for testing" }],

@@ -1,7 +1,7 @@
 /**
  * `npm run conformance` — runs the official MCP conformance suite (stable release,
  * @modelcontextprotocol/conformance 0.1.x, installed as `conformance-stable`) against
- * examples/conformance-server.ts, one in-scope scenario at a time (issue 3, "Must show").
+ * examples/conformance-server.ts, one in-scope scenario at a time.
  *
  * - The server is started on a free port and killed at the end, whatever happens.
  * - On Node < 22 the suite runs through the loader shim in ../shared/tools/conformance-on-node20/
@@ -13,7 +13,7 @@
  *   *and* a stale baseline entry both fail the run.
  * - Every step is bounded by a timeout; output goes under .conformance/ (gitignored).
  *
- * Then (issue 4) the alpha release (@modelcontextprotocol/conformance 0.2.0-alpha, installed as
+ * Then the alpha release (@modelcontextprotocol/conformance 0.2.0-alpha, installed as
  * `conformance-alpha`) runs against the same server once per requirement set, `--requirements
  * 2026-07-28` and `--requirements 2025-11-25` (the suite then fixes which scenarios run; it cannot
  * be combined with `--scenario`), each checked against conformance/baseline-alpha-<set>.yml, whose
@@ -31,7 +31,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
-/** Server scenarios of the stable suite that this project must pass (issue 3). */
+/** Server scenarios of the stable suite that this project must pass. */
 const IN_SCOPE = [
   "server-initialize",
   "ping",
@@ -53,7 +53,7 @@ const suiteEntry = join(root, "node_modules/conformance-stable/dist/index.js");
 const baseline = join(root, "conformance/baseline-stable.yml");
 const outputRoot = join(root, ".conformance/stable");
 const alphaEntry = join(root, "node_modules/conformance-alpha/dist/index.js");
-/** Requirement sets of the alpha suite run by `npm run conformance` (issue 4). */
+/** Requirement sets of the alpha suite run by `npm run conformance`. */
 const ALPHA_REQUIREMENTS = ["2026-07-28", "2025-11-25"] as const;
 const SHIM_PATH = "shared/tools/conformance-on-node20/register.mjs";
 /**

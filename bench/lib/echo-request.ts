@@ -1,7 +1,8 @@
 /**
  * The one request every benchmark target answers: a 2025-11-25 `tools/call` of the `echo` tool,
- * sent the way a Streamable HTTP client sends it (mcp-protocol.md A.3: the client MUST accept both
- * JSON and SSE, and sends `MCP-Protocol-Version` after initialisation). The official SDK rejects a
+ * sent the way a Streamable HTTP client sends it (the client MUST accept both JSON and SSE, and
+ * sends `MCP-Protocol-Version` after initialisation:
+ * https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server). The official SDK rejects a
  * POST whose Accept header lacks either type (406), so the headers matter for a fair comparison.
  *
  * @example
@@ -43,21 +44,21 @@ export function echoBody(id: string | number): string {
 }
 
 /**
- * Checks one answer: status 200 and a JSON-RPC result whose first content item is the echoed text,
- * sent either as one JSON object or as the `data:` of an SSE `message` event (the SDK's default).
- * Throws an Error that says what is wrong, so a broken target fails the run loudly.
+ * The `result` of one answer: status 200 and a JSON-RPC success for `expectedId`, sent either as
+ * one JSON object or as the `data:` of an SSE `message` event (the SDK's default). Throws an
+ * Error that says what is wrong, so a broken target fails the run loudly.
  *
  * @example
  * ```ts
- * parseEchoResponse(200, "application/json", '{"jsonrpc":"2.0","id":1,"result":{...}}', 1);
+ * resultOf(200, "application/json", '{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}', 1);
  * ```
  */
-export function parseEchoResponse(
+export function resultOf(
   status: number,
   contentType: string | null,
   body: string,
   expectedId: string | number,
-): void {
+): Record<string, unknown> {
   if (status !== 200) throw new Error(`expected HTTP 200, got ${status}: ${body.slice(0, 300)}`);
   let json: string | undefined = body;
   if (contentType?.startsWith("text/event-stream")) {
@@ -71,19 +72,40 @@ export function parseEchoResponse(
   } else if (!contentType?.startsWith("application/json")) {
     throw new Error(`unexpected content type ${String(contentType)}`);
   }
-  const message = JSON.parse(json) as {
-    jsonrpc?: unknown;
-    id?: unknown;
-    result?: { content?: Array<{ type?: unknown; text?: unknown }>; isError?: unknown };
-  };
-  const item = message.result?.content?.[0];
+  const message = JSON.parse(json) as { jsonrpc?: unknown; id?: unknown; result?: unknown };
+  const result = message.result;
   if (
     message.jsonrpc !== "2.0" ||
     message.id !== expectedId ||
-    message.result?.isError === true ||
-    item?.type !== "text" ||
-    item.text !== ECHO_TEXT
+    typeof result !== "object" ||
+    result === null
   ) {
-    throw new Error(`not a valid echo result: ${json.slice(0, 300)}`);
+    throw new Error(`not a JSON-RPC result for id ${expectedId}: ${json.slice(0, 300)}`);
+  }
+  return result as Record<string, unknown>;
+}
+
+/**
+ * Checks one answer: status 200 and a JSON-RPC result whose first content item is the echoed text
+ * (see {@link resultOf} for the framing). Throws an Error that says what is wrong.
+ *
+ * @example
+ * ```ts
+ * parseEchoResponse(200, "application/json", '{"jsonrpc":"2.0","id":1,"result":{...}}', 1);
+ * ```
+ */
+export function parseEchoResponse(
+  status: number,
+  contentType: string | null,
+  body: string,
+  expectedId: string | number,
+): void {
+  const result = resultOf(status, contentType, body, expectedId) as {
+    content?: Array<{ type?: unknown; text?: unknown }>;
+    isError?: unknown;
+  };
+  const item = result.content?.[0];
+  if (result.isError === true || item?.type !== "text" || item.text !== ECHO_TEXT) {
+    throw new Error(`not a valid echo result: ${JSON.stringify(result).slice(0, 300)}`);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The demo tools served by `conduit-mcp serve` (issue 3, "CLI"). Each one shows one side of
+ * The demo tools served by `conduit-mcp serve` (README, "Try it"). Each one shows one side of
  * cooperative cancellation, so a user can watch it work with any MCP client:
  *
  * - `echo {text}` — the trivial round trip (also what `npm run bench:http` measures);
@@ -9,7 +9,8 @@
  * - `crunch {ms}` — CPU-bound work in short slices, checking `ctx.cancelled()` between slices and
  *   yielding to the event loop so the cancel (a separate POST) can arrive at all;
  * - `stubborn {ms}` — ignores cancellation on purpose, to show the stream cancel timeout abandoning
- *   it (DESIGN.md: Node cannot kill a promise; the request is released and its result discarded).
+ *   it (Node cannot kill a promise: the request is released and its result discarded; see
+ *   README, "Try it").
  *
  * Every argument is bounded by its zod schema, so a demo server cannot be asked to sleep for a year.
  */
@@ -19,7 +20,7 @@ import { z } from "zod";
 
 import { defineTool, type Tool } from "../protocol/define-tool.js";
 
-/** Longest a demo tool may be asked to run: 10 minutes (issue 3: "sleep … up to 10 min"). */
+/** Longest a demo tool (or `demo://sleep/{ms}`) may be asked to run: 10 minutes. */
 export const MAX_DEMO_MS = 600_000;
 /** Longest text `echo` accepts (the body limit would refuse far larger anyway). */
 export const MAX_ECHO_CHARS = 100_000;

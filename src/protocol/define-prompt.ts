@@ -51,12 +51,13 @@ export type PromptReturn = string | readonly PromptMessage[] | PromptResult;
 export type PromptArgs<S> = S extends z.ZodObject ? z.output<S> : Record<string, never>;
 
 /**
- * Suggests values for one argument: `value` is what the user typed so far, `context` the other
- * arguments already filled in (only declared ones, only strings), `ctx` who is asking.
+ * Suggests values for one argument: `value` is what the user typed so far, `context.arguments`
+ * the other arguments already filled in (only declared ones, only strings; the shape of the
+ * request's `context`), `ctx` who is asking. Resource template completers take the same three.
  */
 export type PromptCompleter = (
   value: string,
-  context: Readonly<Record<string, string>>,
+  context: { readonly arguments: Readonly<Record<string, string>> },
   ctx: VisibilityContext,
 ) => readonly string[] | Promise<readonly string[]>;
 
@@ -96,7 +97,9 @@ const PROMPT_RULES: ContentBlockRules = { embeddedMimeTypeRequired: true };
  *     code: z.string().describe("The code to review"),
  *     language: z.string().optional().describe("Its language"),
  *   }),
- *   complete: { language: (typed) => ["go", "rust", "typescript"].filter((l) => l.startsWith(typed)) },
+ *   complete: {
+ *     language: (typed) => ["go", "rust", "typescript"].filter((l) => l.startsWith(typed)),
+ *   },
  *   get: ({ code, language }) => `Review this ${language ?? ""} code:\n${code}`,
  * });
  * ```
@@ -146,7 +149,8 @@ export function definePrompt<S extends z.ZodObject | undefined = undefined>(
     ): Promise<readonly string[]> | null {
       const completer = completers.get(argument);
       if (completer === undefined) return null;
-      return runCompleter(completer, value, declaredContext(context, declared, argument), ctx);
+      const others = declaredContext(context, declared, argument);
+      return runCompleter(completer, value, { arguments: others }, ctx);
     },
   });
 }
@@ -252,7 +256,7 @@ function declaredContext(
 async function runCompleter(
   completer: PromptCompleter,
   value: string,
-  context: Readonly<Record<string, string>>,
+  context: { readonly arguments: Readonly<Record<string, string>> },
   ctx: VisibilityContext,
 ): Promise<readonly string[]> {
   const values = await completer(value, context, ctx);

@@ -28,7 +28,7 @@ const review = definePrompt({
   }),
   complete: {
     language: (typed, context) =>
-      ["go", "python", "typescript"].filter((l) => l.startsWith(typed) && context.tone !== "x"),
+      ["go", "python", "typescript"].filter((l) => l.startsWith(typed) && context.arguments.tone !== "x"),
   },
   get: ({ code, language, tone }) => `Review this ${language ?? "code"} (${tone}):\n${code}`,
 });
@@ -200,7 +200,7 @@ describe("definePrompt", () => {
       get: () => "",
     });
     await spy.complete("a", "", { a: "self", b: "other", c: "undeclared", d: 5 } as never, who);
-    assert.deepEqual(context, { b: "other" });
+    assert.deepEqual(context, { arguments: { b: "other" } });
     const bad = definePrompt({
       name: "bad",
       arguments: z.object({ a: z.string() }),
