@@ -1,9 +1,10 @@
 /**
- * An MCP server built with conduit-mcp that implements the tools the official conformance suite
- * (@modelcontextprotocol/conformance, stable line) calls in the scenarios this project targets:
- * server-initialize, ping, tools-list, tools-call-* (all but sampling and elicitation, which need
- * server-to-client requests a stateless server does not make), json-schema-2020-12 and
- * dns-rebinding-protection. Tool names and results follow the scenario descriptions
+ * An MCP server built with conduit-mcp that serves what the official conformance suite
+ * (@modelcontextprotocol/conformance, stable and alpha lines) asks for in the scenarios this
+ * project targets: server-initialize, ping, tools-list, tools-call-* (all but sampling and
+ * elicitation, which need server-to-client requests a stateless server does not make),
+ * json-schema-2020-12, dns-rebinding-protection, resources-* (but subscriptions), prompts-*,
+ * completion-complete, caching, sep-2164-resource-not-found and the HTTP header scenarios. Tool names and results follow the scenario descriptions
  * (each scenario's description in the suite). `npm run conformance` starts it on a free port.
  *
  * Run: `node --import tsx examples/conformance-server.ts [--port N] [--host H]` (or `PORT=N`);
@@ -13,6 +14,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 
+import { definePrompt, defineResource, defineResourceTemplate } from "../src/protocol/index.js";
 import { createMcpServer, defineTool } from "../src/server/index.js";
 
 /** A 1×1 red PNG (8-bit RGB), the "minimal test image" the image scenarios ask for. */
@@ -191,6 +193,93 @@ const tools = [
   }),
 ];
 
+// resources-list, resources-read-text, resources-read-binary; sep-2164-resource-not-found needs
+// no resource of its own (it reads a URI nothing serves: -32602 with data.uri).
+const resources = [
+  defineResource({
+    uri: "test://static-text",
+    name: "static-text",
+    description: "A static text resource (resources-read-text)",
+    mimeType: "text/plain",
+    read: () => "This is the content of the static text resource.",
+  }),
+  defineResource({
+    uri: "test://static-binary",
+    name: "static-binary",
+    description: "A static PNG (resources-read-binary)",
+    mimeType: "image/png",
+    read: () => ({ blob: RED_PIXEL_PNG }),
+  }),
+];
+
+// resources-templates-read: the id substituted into JSON contents.
+const resourceTemplates = [
+  defineResourceTemplate({
+    uriTemplate: "test://template/{id}/data",
+    name: "template-data",
+    description: "Data for one id (resources-templates-read)",
+    mimeType: "application/json",
+    complete: { id: (value) => ["123", "456", "789"].filter((id) => id.startsWith(value)) },
+    read: ({ variables }) =>
+      JSON.stringify({
+        id: variables.id,
+        templateTest: true,
+        data: `Data for ID: ${variables.id}`,
+      }),
+  }),
+];
+
+// prompts-list, prompts-get-*; completion-complete completes test_prompt_with_arguments' arg1.
+const prompts = [
+  definePrompt({
+    name: "test_simple_prompt",
+    description: "A prompt without arguments (prompts-get-simple)",
+    get: () => "This is a simple prompt for testing.",
+  }),
+  definePrompt({
+    name: "test_prompt_with_arguments",
+    description: "A prompt with two required arguments (prompts-get-with-args)",
+    arguments: z.object({
+      arg1: z.string().describe("First test argument"),
+      arg2: z.string().describe("Second test argument"),
+    }),
+    complete: {
+      arg1: (value) => ["paris", "park", "party", "test"].filter((v) => v.startsWith(value)),
+    },
+    get: ({ arg1, arg2 }) => `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'`,
+  }),
+  definePrompt({
+    name: "test_prompt_with_embedded_resource",
+    description: "A prompt embedding a resource (prompts-get-embedded-resource)",
+    arguments: z.object({ resourceUri: z.string().describe("URI of the resource to embed") }),
+    get: ({ resourceUri }) => [
+      {
+        role: "user",
+        content: {
+          type: "resource",
+          resource: {
+            uri: resourceUri,
+            mimeType: "text/plain",
+            text: "Embedded resource content for testing.",
+          },
+        },
+      },
+      {
+        role: "user",
+        content: { type: "text", text: "Please process the embedded resource above." },
+      },
+    ],
+  }),
+  definePrompt({
+    name: "test_prompt_with_image",
+    description: "A prompt holding an image (prompts-get-with-image)",
+    get: () => [
+      { role: "user", content: { type: "image", data: RED_PIXEL_PNG, mimeType: "image/png" } },
+      { role: "user", content: { type: "text", text: "Please analyze the image above." } },
+    ],
+  }),
+];
+
 const { values } = parseArgs({
   options: {
     host: { type: "string", default: "127.0.0.1" },
@@ -204,7 +293,13 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
   process.exit(2);
 }
 
-const server = createMcpServer({ name: "conduit-mcp-conformance", tools });
+const server = createMcpServer({
+  name: "conduit-mcp-conformance",
+  tools,
+  resources,
+  resourceTemplates,
+  prompts,
+});
 const { url } = await server.listen({ host: values.host, port });
 console.log(`conformance server listening on ${url}`);
 

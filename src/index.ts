@@ -95,6 +95,7 @@ export {
 } from "./isolation/index.js";
 export {
   type CollectionChange,
+  definePrompt,
   defineResource,
   defineResourceTemplate,
   type HandlerEnd,
@@ -107,6 +108,13 @@ export {
   type PrimitiveCollection,
   type PrimitiveFields,
   type Prompt,
+  type PromptArgs,
+  type PromptCompleter,
+  type PromptContent,
+  type PromptDefinition,
+  type PromptMessage,
+  type PromptResult,
+  type PromptReturn,
   type ReadCaching,
   type Resource,
   type ResourceAnnotations,

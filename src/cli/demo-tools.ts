@@ -10,7 +10,11 @@
  *   yielding to the event loop so the cancel (a separate POST) can arrive at all;
  * - `stubborn {ms}` — ignores cancellation on purpose, to show the stream cancel timeout abandoning
  *   it (Node cannot kill a promise: the request is released and its result discarded; see
- *   README, "Try it").
+ *   README, "Try it");
+ * - `stats {numbers}` — structured output: its `outputSchema` is published and the result's
+ *   `structuredContent` is checked against it before it leaves.
+ *
+ * The demo's resources and prompt are in demo-resources.ts and demo-prompts.ts.
  *
  * Every argument is bounded by its zod schema, so a demo server cannot be asked to sleep for a year.
  */
@@ -26,6 +30,8 @@ export const MAX_DEMO_MS = 600_000;
 export const MAX_ECHO_CHARS = 100_000;
 /** Most steps `count` accepts. */
 export const MAX_COUNT_STEPS = 10_000;
+/** Most numbers `stats` accepts. */
+export const MAX_STATS_NUMBERS = 100_000;
 /** Length of one `crunch` slice: short enough that a cancel is seen within a few milliseconds. */
 export const CRUNCH_SLICE_MS = 5;
 
@@ -149,7 +155,53 @@ export const stubbornTool: Tool = defineTool({
 });
 
 /**
- * The five demo tools, in the order `tools/list` shows them.
+ * `stats {numbers}` returns count, sum, mean, median, min and max of its numbers, as
+ * `structuredContent` matching its published `outputSchema` (and, for clients that only read
+ * `content`, as JSON text). A sum that overflows to infinity fails the output schema and becomes
+ * an `isError` result instead of invalid data.
+ *
+ * @example
+ * ```ts
+ * // tools/call {"name":"stats","arguments":{"numbers":[3,1,2]}}
+ * // → structuredContent { count: 3, sum: 6, mean: 2, median: 2, min: 1, max: 3 }
+ * ```
+ */
+export const statsTool: Tool = defineTool({
+  name: "stats",
+  title: "Statistics",
+  description: "Count, sum, mean, median, min and max of a list of numbers.",
+  input: z.object({ numbers: z.array(z.number()).min(1).max(MAX_STATS_NUMBERS) }),
+  output: z.object({
+    count: z.number().int().describe("how many numbers"),
+    sum: z.number(),
+    mean: z.number(),
+    median: z.number(),
+    min: z.number(),
+    max: z.number(),
+  }),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  handler: ({ numbers }) => {
+    const sorted = [...numbers].sort((a, b) => a - b);
+    const count = sorted.length;
+    const sum = sorted.reduce((total, n) => total + n, 0);
+    const middle = Math.floor(count / 2);
+    const median =
+      count % 2 === 1
+        ? (sorted[middle] as number)
+        : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+    return {
+      count,
+      sum,
+      mean: sum / count,
+      median,
+      min: sorted[0] as number,
+      max: sorted[count - 1] as number,
+    };
+  },
+});
+
+/**
+ * The six demo tools, in the order `tools/list` shows them.
  *
  * @example
  * ```ts
@@ -162,4 +214,5 @@ export const demoTools: readonly Tool[] = Object.freeze([
   countTool,
   crunchTool,
   stubbornTool,
+  statsTool,
 ]);

@@ -24,6 +24,8 @@ import { createMcpServer, type McpServer, type McpServerOptions } from "../serve
 import type { SessionStore } from "../sessions/index.js";
 import { serveStdio } from "../stdio/index.js";
 import type { ServeCommand } from "./args.js";
+import { demoPrompts } from "./demo-prompts.js";
+import { demoResources, demoResourceTemplates } from "./demo-resources.js";
 import { demoTools } from "./demo-tools.js";
 import type { UserModule } from "./load-module.js";
 
@@ -141,7 +143,12 @@ export function serveOptions(
     readonly registry: CancellationRegistry;
     readonly sessionStore?: SessionStore | undefined;
   },
-  base: McpServerOptions = { tools: demoTools },
+  base: McpServerOptions = {
+    tools: demoTools,
+    resources: demoResources,
+    resourceTemplates: demoResourceTemplates,
+    prompts: demoPrompts,
+  },
 ): McpServerOptions {
   const registryOptions: {
     -readonly [K in keyof CancellationRegistryOptions]: CancellationRegistryOptions[K];

@@ -16,6 +16,16 @@ export {
   MAX_COMPLETION_VALUES,
 } from "./completion.js";
 export {
+  definePrompt,
+  type PromptArgs,
+  type PromptCompleter,
+  type PromptContent,
+  type PromptDefinition,
+  type PromptMessage,
+  type PromptResult,
+  type PromptReturn,
+} from "./define-prompt.js";
+export {
   defineResource,
   type ReadCaching,
   type Resource,

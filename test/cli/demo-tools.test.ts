@@ -9,6 +9,7 @@ import {
   MAX_DEMO_MS,
   MAX_ECHO_CHARS,
   sleepTool,
+  statsTool,
   stubbornTool,
 } from "../../src/cli/demo-tools.js";
 import type { Tool } from "../../src/protocol/define-tool.js";
@@ -50,10 +51,10 @@ function refused(tool: Tool, args: unknown): boolean {
 }
 
 describe("demo tools", () => {
-  it("are the five tools of the issue, in order", () => {
+  it("are the six demo tools, in order", () => {
     assert.deepEqual(
       demoTools.map((tool) => tool.name),
-      ["echo", "sleep", "count", "crunch", "stubborn"],
+      ["echo", "sleep", "count", "crunch", "stubborn", "stats"],
     );
     for (const tool of demoTools) {
       assert.equal(typeof tool.descriptor.description, "string");
@@ -148,5 +149,41 @@ describe("demo tools", () => {
     const pending = call(stubbornTool, { ms: 40 }, ctx);
     controller.abort(new Error("cancelled"));
     assert.equal(await pending, "stubbornly slept 40 ms");
+  });
+
+  it("stats publishes an outputSchema and returns matching structured content", async () => {
+    const schema = statsTool.descriptor.outputSchema as { properties: Record<string, unknown> };
+    assert.deepEqual(Object.keys(schema.properties), [
+      "count",
+      "sum",
+      "mean",
+      "median",
+      "min",
+      "max",
+    ]);
+    const { ctx } = fakeContext();
+    const value = await call(statsTool, { numbers: [4, 1, 3, 2] }, ctx);
+    const result = statsTool.toResult(value);
+    assert.ok(result.ok);
+    assert.deepEqual(result.result.structuredContent, {
+      count: 4,
+      sum: 10,
+      mean: 2.5,
+      median: 2.5,
+      min: 1,
+      max: 4,
+    });
+    assert.equal(result.isError ?? false, false);
+    assert.ok(refused(statsTool, { numbers: [] }), "at least one number");
+    assert.ok(refused(statsTool, { numbers: ["1"] }));
+  });
+
+  it("stats: a sum that overflows fails its output schema and becomes an isError result", async () => {
+    const { ctx } = fakeContext();
+    const value = await call(statsTool, { numbers: [Number.MAX_VALUE, Number.MAX_VALUE] }, ctx);
+    const result = statsTool.toResult(value);
+    assert.ok(result.ok);
+    assert.equal(result.isError, true, "Infinity is not a valid number in the output");
+    assert.equal(result.result.structuredContent, undefined, "the invalid data is never sent");
   });
 });

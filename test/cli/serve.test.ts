@@ -36,7 +36,19 @@ describe("serveOptions", () => {
       assert.equal(options.metrics, false);
       assert.deepEqual(
         (options.tools ?? []).map((tool) => tool.name),
-        ["echo", "sleep", "count", "crunch", "stubborn"],
+        ["echo", "sleep", "count", "crunch", "stubborn", "stats"],
+      );
+      assert.deepEqual(
+        (options.resources ?? []).map((resource) => resource.uri),
+        ["demo://logo.png", "demo://readme"],
+      );
+      assert.deepEqual(
+        (options.resourceTemplates ?? []).map((template) => template.uriTemplate),
+        ["demo://sleep/{ms}"],
+      );
+      assert.deepEqual(
+        (options.prompts ?? []).map((prompt) => prompt.name),
+        ["review"],
       );
     } finally {
       await options.registry?.close();

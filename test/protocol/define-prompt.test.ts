@@ -28,7 +28,9 @@ const review = definePrompt({
   }),
   complete: {
     language: (typed, context) =>
-      ["go", "python", "typescript"].filter((l) => l.startsWith(typed) && context.arguments.tone !== "x"),
+      ["go", "python", "typescript"].filter(
+        (l) => l.startsWith(typed) && context.arguments.tone !== "x",
+      ),
   },
   get: ({ code, language, tone }) => `Review this ${language ?? "code"} (${tone}):\n${code}`,
 });

@@ -129,7 +129,7 @@ function fixtures() {
         complete: {
           language: (value, context) =>
             ["python", "pytorch", "perl"].filter(
-              (l) => l.startsWith(value) && context.code !== "none",
+              (l) => l.startsWith(value) && context.arguments.code !== "none",
             ),
         },
         get: ({ code, language }) => `Review this ${language ?? "code"}: ${code}`,
