@@ -17,6 +17,7 @@ import {
 } from "./cli-process.js";
 
 const CANCELLED = -32800;
+const INTERNAL_ERROR = -32603;
 
 describe("conduit-mcp serve", () => {
   let cli: CliProcess;
@@ -174,7 +175,7 @@ describe("conduit-mcp serve", () => {
 });
 
 describe("conduit-mcp shutdown", () => {
-  it("exits 0 promptly on SIGTERM with a sleep in flight, which gets cancelled", async () => {
+  it("exits 0 promptly on SIGTERM with a sleep in flight, which is answered 'Server is shutting down'", async () => {
     const cli = await startCli(["serve", "--port", "0", "--close-grace", "100"]);
     try {
       const pending = rpc(cli.url, {
@@ -189,9 +190,10 @@ describe("conduit-mcp shutdown", () => {
       assert.deepEqual(exit, { code: 0, signal: null });
       // The grace is 100 ms; the rest is process teardown, far below the sleep's 60 s.
       assert.ok(Date.now() - signalledAt < 5_000);
-      // The in-flight call is cancelled by the shutdown, and told so before the server goes.
+      // The in-flight call is stopped by the shutdown and told why before the server goes.
       const answer = await pending;
-      assert.equal(answer.message?.error?.code, CANCELLED);
+      assert.equal(answer.message?.error?.code, INTERNAL_ERROR);
+      assert.equal(answer.message?.error?.message, "Server is shutting down");
     } finally {
       await cli.kill();
     }

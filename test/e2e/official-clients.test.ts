@@ -190,7 +190,10 @@ describe("official clients: resources, templates, prompts, completion, structure
     });
     assert.equal(got.messages.length, 1);
     assert.equal(got.messages[0]?.role, "user");
-    assert.match((got.messages[0]?.content as { text: string }).text, /this rust code/);
+    assert.match(
+      (got.messages[0]?.content as { text?: string } | undefined)?.text ?? "",
+      /this rust code/,
+    );
 
     const languages = await c.complete({
       ref: { type: "ref/prompt", name: "review" },
