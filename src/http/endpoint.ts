@@ -120,6 +120,17 @@ const NOTICES_PER_SCOPE = 8;
 const NOTICES_TOTAL = 1_024;
 const NOTICE_BYTES = 4_096;
 
+/**
+ * Requests whose handler may run long and report progress: answered on an SSE stream when the
+ * client accepts one (2025-11-25 basic/transports "Sending Messages to the Server",
+ * https://modelcontextprotocol.io/specification/2025-11-25/basic/transports).
+ */
+const STREAMED_METHODS: ReadonlySet<string> = new Set([
+  "tools/call",
+  "resources/read",
+  "prompts/get",
+]);
+
 /** Returned by a step that answered (refused) the request itself. */
 const ANSWERED: unique symbol = Symbol("conduit-mcp.answered");
 type Answered = typeof ANSWERED;
@@ -356,7 +367,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
 
   /**
    * Step: the exchange of an admitted request. A session's request also takes a unit of the
-   * session's own scope; a `tools/call` whose client accepts SSE takes a stream unit — without
+   * session's own scope; a handler request (a tool call, resource read or prompt, which may run
+   * long and report progress) whose client accepts SSE takes a stream unit — without
    * one the call still runs when the client accepts JSON (one JSON body, its notifications
    * dropped) and is refused when it accepts only SSE. The exchange takes the admission over.
    */
@@ -383,7 +395,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     const scope = sessionScope ?? admission.origin;
     let sse = (accepts & ACCEPTS_SSE) !== 0;
     let stream: string | null = null;
-    if (sse && request.method === "tools/call") {
+    if (sse && STREAMED_METHODS.has(request.method)) {
       if (limits.streams.tryAcquire(scope) === ACQUIRED) stream = scope;
       else if ((accepts & ACCEPTS_JSON) === 0) {
         if (sessionScope !== null) limits.sessionRequests.release(sessionScope);
@@ -516,7 +528,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     const exchange = opened(input, target, admission, null, request, accepts);
     if (exchange === null) return;
     // A long modern call gets its stream (and keep-alive comments) even before any progress.
-    if (method === "tools/call") exchange.keepAliveWhilePending();
+    if (STREAMED_METHODS.has(method)) exchange.keepAliveWhilePending();
     try {
       await dispatcher.handleModernRequest(
         request,

@@ -7,7 +7,7 @@ import diagnosticsChannel from "node:diagnostics_channel";
 
 import type { CancellationRegistry } from "../cancellation/index.js";
 import { ChannelName, type RequestCancelledMessage } from "../diagnostics.js";
-import type { DispatchObserver, ToolOutcome } from "../protocol/index.js";
+import type { DispatchObserver, HandlerEnd, HandlerInfo, ToolOutcome } from "../protocol/index.js";
 
 /** Methods counted under their own name in `conduit_mcp_requests_total`; others are `other`. */
 const METHOD_LABELS: ReadonlySet<string> = new Set([
@@ -15,6 +15,12 @@ const METHOD_LABELS: ReadonlySet<string> = new Set([
   "ping",
   "tools/list",
   "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
   "logging/setLevel",
   "notifications/initialized",
   "notifications/cancelled",
@@ -23,6 +29,8 @@ const METHOD_LABELS: ReadonlySet<string> = new Set([
 
 const CANCELLATION_SOURCES = ["notification", "disconnect", "timeout", "library"] as const;
 const TOOL_OUTCOMES: readonly ToolOutcome[] = ["ok", "error", "cancelled", "killed"];
+/** Every method whose handler runs tracked and cancellable, like a tool. */
+const HANDLER_METHODS = ["tools/call", "resources/read", "prompts/get", "completion/complete"];
 
 /**
  * The bounded label for a JSON-RPC method (`none` when the body had no usable method).
@@ -51,6 +59,10 @@ export function methodLabel(method: string | null): string {
 export class ServerMetrics implements DispatchObserver {
   private readonly requests = new Map<string, Map<number, number>>();
   private readonly toolCalls = new Map<string, Record<ToolOutcome, number>>();
+  /** By method only: a resource's name is its URI, and template URIs are unbounded. */
+  private readonly handlerCalls = new Map<string, Record<ToolOutcome, number>>(
+    HANDLER_METHODS.map((method) => [method, { ok: 0, error: 0, cancelled: 0, killed: 0 }]),
+  );
   private readonly cancellations: Record<string, number> = {
     notification: 0,
     disconnect: 0,
@@ -85,6 +97,11 @@ export class ServerMetrics implements DispatchObserver {
   toolCall(tool: string, outcome: ToolOutcome): void {
     const counts = this.toolCalls.get(tool);
     if (counts !== undefined) counts[outcome]++;
+  }
+
+  handlerEnded(info: HandlerInfo, end: HandlerEnd): void {
+    const counts = this.handlerCalls.get(info.method);
+    if (counts !== undefined) counts[end.outcome]++;
   }
 
   /** Starts counting cancellations from `conduit-mcp:request:cancelled` (by `source`). */
@@ -127,6 +144,17 @@ export class ServerMetrics implements DispatchObserver {
       for (const outcome of TOOL_OUTCOMES) {
         lines.push(
           `conduit_mcp_tool_calls_total{tool="${escapeLabel(tool)}",outcome="${outcome}"} ${counts[outcome]}`,
+        );
+      }
+    }
+    lines.push(
+      "# HELP conduit_mcp_handler_calls_total Tracked handler runs (tools, resource reads, prompts, completions), by method and outcome.",
+      "# TYPE conduit_mcp_handler_calls_total counter",
+    );
+    for (const [method, counts] of this.handlerCalls) {
+      for (const outcome of TOOL_OUTCOMES) {
+        lines.push(
+          `conduit_mcp_handler_calls_total{method="${method}",outcome="${outcome}"} ${counts[outcome]}`,
         );
       }
     }

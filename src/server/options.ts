@@ -98,8 +98,8 @@ export interface McpServerOptions {
    */
   readonly maxConcurrentRequestsPerScope?: number;
   /**
-   * Most request-scoped SSE streams one scope may hold (a `tools/call` whose client accepts
-   * `text/event-stream` holds one while it runs). Beyond it a call from a client that also
+   * Most request-scoped SSE streams one scope may hold (a `tools/call`, `resources/read` or
+   * `prompts/get` whose client accepts `text/event-stream` holds one while it runs). Beyond it a call from a client that also
    * accepts JSON still runs and is answered with one JSON body (its progress and log
    * notifications are dropped); a client accepting only SSE is refused with 429. Default 32.
    */
