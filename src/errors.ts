@@ -61,7 +61,8 @@ export type ConduitErrorCode =
   | "CONDUIT_ERR_TOOL_KILLED"
   | "CONDUIT_ERR_TOOL_FAILED"
   | "CONDUIT_ERR_POOL_FULL"
-  | "CONDUIT_ERR_POOL_CLOSED";
+  | "CONDUIT_ERR_POOL_CLOSED"
+  | "CONDUIT_ERR_INVALID_PARAMS";
 
 /** Base class of every local error: a stable `code`, a `name` and an optional `cause`. */
 export class ConduitError extends Error {
@@ -87,6 +88,28 @@ export class InvalidOptionError extends ConduitError {
       `option ${option} must be ${expected}; got ${describe(got)}`,
     );
     this.option = option;
+  }
+}
+
+/** Longest message of an {@link InvalidParamsError} sent to a client; longer ones are cut. */
+export const MAX_INVALID_PARAMS_MESSAGE = 512;
+
+/**
+ * Thrown by a handler to refuse its caller's parameters with a message meant for the client — the
+ * one error whose message goes on the wire. A `resources/read`, `prompts/get` or
+ * `completion/complete` handler's refusal is JSON-RPC -32602 Invalid params; a tool's is a
+ * result with `isError: true`, as MCP 2025-11-25 treats input validation errors as tool execution
+ * errors (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#error-handling).
+ * Any other thrown error reaches the client only as -32603 "Internal error".
+ *
+ * @example
+ * ```ts
+ * if (!/^\d+$/.test(variables.ms ?? "")) throw new InvalidParamsError("ms must be an integer");
+ * ```
+ */
+export class InvalidParamsError extends ConduitError {
+  constructor(message: string) {
+    super("CONDUIT_ERR_INVALID_PARAMS", String(message).slice(0, MAX_INVALID_PARAMS_MESSAGE));
   }
 }
 

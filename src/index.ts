@@ -61,6 +61,7 @@ export {
   ErrorCode,
   type ErrorCodeValue,
   InvalidOptionError,
+  InvalidParamsError,
   InvalidRequestIdError,
   IsolatedToolError,
   type JsonRpcError,

@@ -11,6 +11,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 
+import { InvalidParamsError } from "../errors.js";
 import {
   defineResource,
   defineResourceTemplate,
@@ -82,8 +83,8 @@ export const logoResource: Resource = defineResource({
 
 /**
  * `demo://sleep/{ms}`: waits `ms` milliseconds, then answers `slept N ms`; a cancel ends the wait
- * at once. `ms` must be an integer from 0 to 600 000; anything else is refused (the read throws,
- * so the client gets -32603 without details).
+ * at once. `ms` must be an integer from 0 to 600 000; anything else is refused: the read throws
+ * an `InvalidParamsError`, which the client gets as -32602 with its message.
  *
  * @example
  * ```ts
@@ -101,7 +102,7 @@ export const sleepTemplate: ResourceTemplate = defineResourceTemplate({
     const text = variables.ms ?? "";
     const ms = MILLISECONDS.test(text) ? Number(text) : Number.NaN;
     if (!(ms <= MAX_DEMO_MS)) {
-      throw new RangeError(`demo://sleep/{ms}: ms must be an integer from 0 to ${MAX_DEMO_MS}`);
+      throw new InvalidParamsError(`ms must be an integer from 0 to ${MAX_DEMO_MS}`);
     }
     // Rejects with an AbortError as soon as the request is cancelled.
     await delay(ms, undefined, { signal: ctx.signal });

@@ -18,6 +18,7 @@ import { channels } from "../diagnostics.js";
 import {
   type CancellationSource,
   ErrorCode,
+  InvalidParamsError,
   RequestCancelledError,
   WorkerPoolFullError,
 } from "../errors.js";
@@ -257,15 +258,31 @@ export class HandlerCall implements ToolContext, SinkListener {
         end = { outcome: "error", error: checked.error };
       }
     } catch (error) {
-      // Never the handler's message or stack on the wire: they may name internals.
-      json =
-        error instanceof WorkerPoolFullError
-          ? errorResponseJson(this.requestId, ErrorCode.ServerError, "Server busy")
-          : internalErrorJson(this.requestId);
+      json = this.errorJson(error);
       end = { outcome: "error", error };
     }
     this.task = null;
     this.settle(json, end);
+  }
+
+  /**
+   * The answer to a thrown error. Never the handler's message or stack on the wire (they may
+   * name internals), except an {@link InvalidParamsError}'s, which the handler wrote for the client.
+   */
+  private errorJson(error: unknown): string {
+    if (error instanceof WorkerPoolFullError) {
+      return errorResponseJson(this.requestId, ErrorCode.ServerError, "Server busy");
+    }
+    if (!(error instanceof InvalidParamsError)) return internalErrorJson(this.requestId);
+    if (this.invocation.method !== "tools/call") {
+      return errorResponseJson(this.requestId, ErrorCode.InvalidParams, error.message);
+    }
+    const result: Record<string, unknown> = {
+      content: [{ type: "text", text: error.message }],
+      isError: true,
+    };
+    if (this.modern) result.resultType = "complete";
+    return successResponseJson(this.requestId, JSON.stringify(result));
   }
 
   /**

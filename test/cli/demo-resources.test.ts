@@ -15,6 +15,7 @@ import {
   sleepTemplate,
 } from "../../src/cli/demo-resources.js";
 import { MAX_DEMO_MS } from "../../src/cli/demo-tools.js";
+import { InvalidParamsError } from "../../src/errors.js";
 import type { ToolContext } from "../../src/protocol/tool-context.js";
 
 function context(signal = new AbortController().signal): ToolContext {
@@ -85,7 +86,7 @@ describe("demo resources", () => {
         Promise.resolve().then(() =>
           sleepTemplate.read({ uri: `demo://sleep/${ms}`, variables: { ms } }, context()),
         ),
-        RangeError,
+        InvalidParamsError,
         ms,
       );
     }

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { definePrompt, defineResource } from "../../src/index.js";
+import { definePrompt, defineResource, defineTool, InvalidParamsError } from "../../src/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { rpc } from "../server/fixtures.js";
 
@@ -159,6 +159,76 @@ describe("resources/read and prompts/get on streams and in metrics", () => {
       'conduit_mcp_requests_total{method="prompts/get",status="200"} 1',
     ]) {
       assert.ok(lines.includes(line), `missing: ${line}`);
+    }
+  });
+});
+
+describe("InvalidParamsError: a handler's refusal meant for the client", () => {
+  test("a read or prompt answers -32602 with its message, a tool an isError result; other errors stay -32603", async () => {
+    const server = createMcpServer({
+      tools: [
+        defineTool({
+          name: "picky",
+          handler: () => {
+            throw new InvalidParamsError("pick a smaller number");
+          },
+        }),
+      ],
+      resources: [
+        defineResource({
+          uri: "test://picky",
+          name: "picky",
+          read: () => {
+            throw new InvalidParamsError(`bad ${"x".repeat(2_000)}`);
+          },
+        }),
+        defineResource({
+          uri: "test://secret",
+          name: "secret",
+          read: () => {
+            throw new Error("password=hunter2");
+          },
+        }),
+      ],
+      prompts: [
+        definePrompt({
+          name: "picky",
+          get: () => {
+            throw new InvalidParamsError("no such review style");
+          },
+        }),
+      ],
+    });
+    const { url } = await server.listen();
+    try {
+      const body = (id: number, method: string, params: unknown) => ({
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+      });
+      const read = await rpc(url, body(1, "resources/read", { uri: "test://picky" }));
+      const error = (read.json as { error: { code: number; message: string } }).error;
+      assert.equal(error.code, -32602);
+      assert.equal(error.message, `bad ${"x".repeat(508)}`);
+
+      const prompt = await rpc(url, body(2, "prompts/get", { name: "picky" }));
+      assert.deepEqual((prompt.json as { error: unknown }).error, {
+        code: -32602,
+        message: "no such review style",
+      });
+
+      const call = await rpc(url, body(3, "tools/call", { name: "picky", arguments: {} }));
+      assert.deepEqual((call.json as { result: unknown }).result, {
+        content: [{ type: "text", text: "pick a smaller number" }],
+        isError: true,
+      });
+
+      const secret = await rpc(url, body(4, "resources/read", { uri: "test://secret" }));
+      assert.equal((secret.json as { error: { code: number } }).error.code, -32603);
+      assert.doesNotMatch(secret.text, /hunter2/);
+    } finally {
+      await server.close();
     }
   });
 });
