@@ -34,6 +34,8 @@ export interface ServeCommand {
   readonly maxRows?: number;
   /** Per-scope quota of cancellation rows (`Infinity` disables it). */
   readonly maxRowsPerScope?: number;
+  /** Age after which the janitor removes a cancellation row (`--row-ttl-ms`). Default 300 000. */
+  readonly rowTtlMs?: number;
   /** Sessions one creating scope may hold (`--max-sessions-per-scope`). */
   readonly maxSessionsPerScope?: number;
   /** Requests one scope may have running (`--max-requests-per-scope`). */
@@ -101,6 +103,8 @@ Options:
   --max-rows N|infinity          global cap of cancellation rows (default 10000)
   --max-rows-per-scope N|infinity
                                  cancellation rows per tenant scope (default 256)
+  --row-ttl-ms MS                cancellation rows older than this are removed by the
+                                 janitor, which runs at least every MS (default 300000)
   --max-sessions-per-scope N     sessions one client (principal or IP bucket) may hold;
                                  beyond, initialize gets 429 (default 64)
   --max-requests-per-scope N     requests one client may have running; beyond, 429
@@ -139,6 +143,7 @@ const OPTIONS = {
   "trust-proxy": { type: "string" },
   "max-rows": { type: "string" },
   "max-rows-per-scope": { type: "string" },
+  "row-ttl-ms": { type: "string" },
   "max-sessions-per-scope": { type: "string" },
   "max-requests-per-scope": { type: "string" },
   "max-requests": { type: "string" },
@@ -207,6 +212,7 @@ function serveCommand(
     "trust-proxy"?: string | undefined;
     "max-rows"?: string | undefined;
     "max-rows-per-scope"?: string | undefined;
+    "row-ttl-ms"?: string | undefined;
     "max-sessions-per-scope"?: string | undefined;
     "max-requests-per-scope"?: string | undefined;
     "max-requests"?: string | undefined;
@@ -244,6 +250,9 @@ function serveCommand(
     command.maxRows = rowLimit("--max-rows", values["max-rows"]);
   if (values["max-rows-per-scope"] !== undefined) {
     command.maxRowsPerScope = rowLimit("--max-rows-per-scope", values["max-rows-per-scope"]);
+  }
+  if (values["row-ttl-ms"] !== undefined) {
+    command.rowTtlMs = integer("--row-ttl-ms", values["row-ttl-ms"], 1, MAX_TIMER_MS);
   }
   const bound = (flag: string, text: string | undefined): number | undefined =>
     text === undefined ? undefined : integer(flag, text, 1, Number.MAX_SAFE_INTEGER);

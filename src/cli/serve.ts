@@ -107,9 +107,12 @@ export async function redisBackends(
   // The janitor is what sweeps the entries of nodes whose lease expired (the dead-process
   // sweep across machines), so it runs once per lease: a SIGKILLed node's entries are gone within
   // about two leases instead of the memory default of a minute.
+  // With a short --row-ttl-ms the janitor also runs at least once per TTL, so an expired row
+  // waits at most one more TTL for its sweep.
   const registry = new CancellationRegistry({
     store: cancellationStore,
-    janitorIntervalMs: Math.min(leaseMs, MAX_JANITOR_INTERVAL_MS),
+    janitorIntervalMs: Math.min(leaseMs, command.rowTtlMs ?? leaseMs, MAX_JANITOR_INTERVAL_MS),
+    ...(command.rowTtlMs === undefined ? {} : { ttlMs: command.rowTtlMs }),
   });
   await Promise.all([
     cancellationStore.ready(REDIS_READY_WAIT_MS),
@@ -156,6 +159,10 @@ export function serveOptions(
   if (command.maxRows !== undefined) registryOptions.maxRows = command.maxRows;
   if (command.maxRowsPerScope !== undefined)
     registryOptions.maxRowsPerScope = command.maxRowsPerScope;
+  if (command.rowTtlMs !== undefined) {
+    registryOptions.ttlMs = command.rowTtlMs;
+    registryOptions.janitorIntervalMs = Math.min(command.rowTtlMs, MAX_JANITOR_INTERVAL_MS);
+  }
   const rowFlags = Object.keys(registryOptions).length > 0;
   // The module's own options (or the demo's), then every flag given on top of them.
   const options: { -readonly [K in keyof McpServerOptions]: McpServerOptions[K] } = {
@@ -292,6 +299,7 @@ export function configFlags(command: ServeCommand): string[] {
   if (command.trustProxy !== undefined) given.push("--trust-proxy");
   if (command.maxRows !== undefined) given.push("--max-rows");
   if (command.maxRowsPerScope !== undefined) given.push("--max-rows-per-scope");
+  if (command.rowTtlMs !== undefined) given.push("--row-ttl-ms");
   if (command.streamCancelTimeoutMs !== undefined) given.push("--stream-cancel-timeout");
   if (command.closeGraceMs !== undefined) given.push("--close-grace");
   if (command.metrics) given.push("--metrics");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CancellationRegistry } from "../../src/cancellation/index.js";
 import { type CliParse, parseCli, type ServeCommand, USAGE } from "../../src/cli/args.js";
-import { serveOptions } from "../../src/cli/serve.js";
+import { redisBackends, serveOptions } from "../../src/cli/serve.js";
 import { MemorySessionStore } from "../../src/sessions/index.js";
 
 function serve(argv: readonly string[], env: Record<string, string> = {}): ServeCommand {
@@ -103,6 +103,41 @@ describe("serveOptions with shared stores", () => {
     } finally {
       await registry.close();
       await sessionStore.close();
+    }
+  });
+});
+
+describe("--row-ttl-ms", () => {
+  it("parses a positive integer and refuses anything else", () => {
+    assert.equal(serve(["serve", "--row-ttl-ms", "1500"]).rowTtlMs, 1500);
+    assert.equal("rowTtlMs" in serve(["serve"]), false);
+    for (const bad of ["0", "1e3", "soon", ""]) {
+      assert.match(problem(["serve", "--row-ttl-ms", bad]), /--row-ttl-ms must be an integer/);
+    }
+    assert.match(USAGE, /--row-ttl-ms MS/);
+  });
+
+  it("sets the memory registry's TTL (default 300 000 without the flag)", async () => {
+    const options = serveOptions(serve(["serve", "--row-ttl-ms", "1500"]));
+    const defaults = serveOptions(serve(["serve"]));
+    try {
+      assert.equal(options.registry?.ttlMs, 1500);
+      assert.equal(defaults.registry?.ttlMs, 300_000);
+    } finally {
+      await options.registry?.close();
+      await defaults.registry?.close();
+    }
+  });
+
+  it("sets the Redis registry's TTL (Redis unreachable: the stores fail open)", async () => {
+    const backends = await redisBackends({
+      ...serve(["serve", "--redis", "redis://127.0.0.1:1", "--row-ttl-ms", "1500"]),
+      redis: "redis://127.0.0.1:1",
+    });
+    try {
+      assert.equal(backends.registry.ttlMs, 1500);
+    } finally {
+      await backends.close();
     }
   });
 });
