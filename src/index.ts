@@ -138,6 +138,9 @@ export {
   type McpServerOptions,
   PACKAGE_VERSION,
   type SessionOptions,
+  type StdioOptions,
+  type StdioServing,
+  serveStdio,
   type Tool,
   type ToolContext,
   type ToolDefinition,
@@ -149,4 +152,3 @@ export {
   type SessionRecord,
   type SessionStore,
 } from "./sessions/index.js";
-export { type StdioOptions, type StdioServing, serveStdio } from "./stdio/index.js";

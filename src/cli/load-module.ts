@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 
 import type { Tool } from "../protocol/index.js";
 import type { McpServer, McpServerOptions } from "../server/index.js";
-import { isConduitServer } from "../server/transport-core.js";
+import { hasTransportCore } from "../server/transport-core.js";
 
 /** What a user module provides. */
 export type UserModule =
@@ -121,6 +121,11 @@ function servable(namespace: Record<string, unknown>, path: string): UserModule 
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether `value` is a server made by `createMcpServer`. */
+function isConduitServer(value: unknown): value is McpServer {
+  return hasTransportCore(value);
 }
 
 /** The shape `createMcpServer` checks for a tool (see resolveOptions). */

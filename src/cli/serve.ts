@@ -20,9 +20,13 @@ import type {
   RedisCancellationStoreOptions,
   RedisSessionStore,
 } from "../redis/index.js";
-import { createMcpServer, type McpServer, type McpServerOptions } from "../server/index.js";
+import {
+  createMcpServer,
+  type McpServer,
+  type McpServerOptions,
+  serveStdio,
+} from "../server/index.js";
 import type { SessionStore } from "../sessions/index.js";
-import { serveStdio } from "../stdio/index.js";
 import type { ServeCommand } from "./args.js";
 import { demoPrompts } from "./demo-prompts.js";
 import { demoResources, demoResourceTemplates } from "./demo-resources.js";

@@ -33,6 +33,12 @@ import {
   missingEnvelopeJson,
   modernClaim,
 } from "../protocol/index.js";
+import {
+  ACQUIRED,
+  type LimitOutcome,
+  SCOPE_LIMIT,
+  ScopeLimiter,
+} from "../protocol/scope-limiter.js";
 import { isWellFormedSessionId, type SessionStore } from "../sessions/index.js";
 import type { Authenticator } from "./authenticate.js";
 import { type ExchangeLimits, HttpExchange } from "./exchange.js";
@@ -40,7 +46,6 @@ import { methodLabel, type ServerMetrics } from "./metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
 import type { OriginPolicy } from "./origin-policy.js";
 import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge } from "./read-body.js";
-import { ACQUIRED, type LimitOutcome, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";
 import type { RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeEmpty, writeJson, writeText } from "./write-response.js";
 

@@ -16,7 +16,7 @@
  */
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
-import type { ScopeLimiter } from "./scope-limiter.js";
+import type { ScopeLimiter } from "../protocol/scope-limiter.js";
 import type { CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 

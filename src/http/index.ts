@@ -32,13 +32,6 @@ export {
 export { createNodeListener, type NodeRequestListener } from "./node-door.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
 export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
-export {
-  ACQUIRED,
-  GLOBAL_LIMIT,
-  type LimitOutcome,
-  SCOPE_LIMIT,
-  ScopeLimiter,
-} from "./scope-limiter.js";
 export type {
   BodyOutcome,
   BodySource,

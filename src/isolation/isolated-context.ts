@@ -4,7 +4,7 @@
  * handler written for one runs in the other when it needs no principal.
  */
 import type { RequestId } from "../cancellation/types.js";
-import type { LoggingLevel } from "../protocol/logging.js";
+import type { LoggingLevel } from "../logging-levels.js";
 
 /**
  * The worker-side context of one isolated call.

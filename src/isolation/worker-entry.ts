@@ -13,7 +13,7 @@
 import { parentPort, receiveMessageOnPort } from "node:worker_threads";
 
 import { RequestCancelledError } from "../errors.js";
-import { isLoggingLevel } from "../protocol/logging.js";
+import { isLoggingLevel } from "../logging-levels.js";
 import type { IsolatedToolContext, IsolatedToolFunction } from "./isolated-context.js";
 import type {
   CancelReason,

@@ -17,7 +17,7 @@ import {
   WorkerPoolClosedError,
   WorkerPoolFullError,
 } from "../errors.js";
-import type { LoggingLevel } from "../protocol/logging.js";
+import type { LoggingLevel } from "../logging-levels.js";
 import type { IsolatedHandler } from "./isolated-handler.js";
 import type { CancelReason, FromWorkerMessage, SerializedError } from "./messages.js";
 import {

@@ -13,6 +13,7 @@ import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { type CancellationSource, ErrorCode, RequestCancelledError } from "../errors.js";
 import type { Principal } from "../identity/index.js";
 import type { WorkerPool } from "../isolation/worker-pool.js";
+import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
 import {
@@ -42,7 +43,6 @@ import {
   successResponseJson,
 } from "./json-rpc.js";
 import { ListCursors, type ListKind } from "./list-cursor.js";
-import { isLoggingLevel, type LoggingLevel } from "./logging.js";
 import { META_SERVER_INFO, type PresentedParamHeaders } from "./modern-envelope.js";
 import { checkParamHeaders } from "./param-headers.js";
 import type { Icon, Prompt, VisibilityContext } from "./primitive.js";

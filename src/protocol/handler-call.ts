@@ -25,6 +25,7 @@ import {
 import type { Principal } from "../identity/index.js";
 import type { IsolatedHandler } from "../isolation/isolated-handler.js";
 import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
+import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "../logging-levels.js";
 import {
   cancelledResponseJson,
   errorResponseJson,
@@ -32,7 +33,6 @@ import {
   notificationJson,
   successResponseJson,
 } from "./json-rpc.js";
-import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "./logging.js";
 import type { ResponseSink, SinkListener } from "./response-sink.js";
 import type { ToolContext } from "./tool-context.js";
 

@@ -9,6 +9,13 @@
  * const echo = defineTool({ name: "echo", input: z.object({ text: z.string() }), handler: ({ text }) => text });
  * ```
  */
+
+export {
+  isLoggingLevel,
+  LOGGING_LEVELS,
+  type LoggingLevel,
+  loggingLevelRank,
+} from "../logging-levels.js";
 export { processCancelledNotification } from "./cancelled-notification.js";
 export {
   type CompletionRef,
@@ -90,12 +97,6 @@ export {
 } from "./json-rpc.js";
 export { ListCursors, type ListKind } from "./list-cursor.js";
 export {
-  isLoggingLevel,
-  LOGGING_LEVELS,
-  type LoggingLevel,
-  loggingLevelRank,
-} from "./logging.js";
-export {
   checkModernRequest,
   decodeHeaderValue,
   inlineModernHeaders,
@@ -134,6 +135,13 @@ export type {
   TextResourceContents,
 } from "./resource-contents.js";
 export type { ResponseSink, SinkListener } from "./response-sink.js";
+export {
+  ACQUIRED,
+  GLOBAL_LIMIT,
+  type LimitOutcome,
+  SCOPE_LIMIT,
+  ScopeLimiter,
+} from "./scope-limiter.js";
 export type { ToolContext } from "./tool-context.js";
 export {
   ALL_PROTOCOL_VERSIONS,

@@ -22,10 +22,10 @@
  */
 import type { RequestId } from "../cancellation/types.js";
 import { ErrorCode } from "../errors.js";
+import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
 import { isBase64 } from "./content-blocks.js";
 import { errorResponseJson, isPlainObject, type JsonRpcRequest } from "./json-rpc.js";
-import { isLoggingLevel, type LoggingLevel } from "./logging.js";
 import { ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS } from "./versions.js";
 
 /** `_meta` key of the request's protocol version (required; its presence makes a request modern). */

@@ -7,7 +7,7 @@
  */
 import type { RequestId } from "../cancellation/types.js";
 import type { Principal } from "../identity/index.js";
-import type { LoggingLevel } from "./logging.js";
+import type { LoggingLevel } from "../logging-levels.js";
 
 /**
  * The per-call context handed to a tool handler.

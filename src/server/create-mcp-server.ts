@@ -16,7 +16,6 @@ import {
   isLoopbackListenHost,
   type NodeRequestListener,
   OriginPolicy,
-  ScopeLimiter,
   ServerMetrics,
 } from "../http/index.js";
 import { parseTrustProxy } from "../identity/index.js";
@@ -29,6 +28,7 @@ import {
   type Prompt,
   type Resource,
   type ResourceTemplate,
+  ScopeLimiter,
   type SessionHooks,
   type Tool,
 } from "../protocol/index.js";

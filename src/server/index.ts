@@ -30,3 +30,4 @@ export {
   resolveOptions,
   type SessionOptions,
 } from "./options.js";
+export { type StdioOptions, type StdioServing, serveStdio } from "./serve-stdio.js";

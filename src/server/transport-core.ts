@@ -1,30 +1,17 @@
 /**
- * What a transport outside the server's own node:http listener (stdio) needs from a server built
- * by `createMcpServer`: its dispatcher, its concurrency bounds and whether it is closing. Kept off
- * the public {@link McpServer} interface (a WeakMap keyed by the server), so the public API stays
- * the documented one while every door drives the same dispatcher, registry and bounds.
+ * Hands a server's shared request machinery (see {@link TransportCore}) to transports outside its
+ * own node:http listener, such as stdio. Kept off the public `McpServer` interface (a WeakMap
+ * keyed by the server), so the public API stays the documented one while every door drives the
+ * same dispatcher, registry and bounds.
  */
-import type { CancellationRegistry } from "../cancellation/index.js";
-import type { ScopeLimiter } from "../http/index.js";
-import type { Dispatcher } from "../protocol/index.js";
-import type { McpServer } from "./create-mcp-server.js";
+import type { TransportCore } from "../stdio/index.js";
 
-/** The shared request machinery of one server. */
-export interface TransportCore {
-  readonly dispatcher: Dispatcher;
-  readonly registry: CancellationRegistry;
-  /** Running requests per scope (and in all): the same bound every door counts against. */
-  readonly requests: ScopeLimiter;
-  /** The largest message accepted (`maxBodyBytes`). */
-  readonly maxMessageBytes: number;
-  /** True once `close()` began: new requests are refused. */
-  closing(): boolean;
-}
+export type { TransportCore } from "../stdio/index.js";
 
-const cores = new WeakMap<McpServer, TransportCore>();
+const cores = new WeakMap<object, TransportCore>();
 
 /** Called once by the server's constructor. */
-export function registerTransportCore(server: McpServer, core: TransportCore): void {
+export function registerTransportCore(server: object, core: TransportCore): void {
   cores.set(server, core);
 }
 
@@ -36,7 +23,7 @@ export function registerTransportCore(server: McpServer, core: TransportCore): v
  * const { dispatcher } = transportCore(server);
  * ```
  */
-export function transportCore(server: McpServer): TransportCore {
+export function transportCore(server: object): TransportCore {
   const core = cores.get(server);
   if (core === undefined) {
     throw new TypeError("conduit-mcp: expected a server made by createMcpServer()");
@@ -45,13 +32,13 @@ export function transportCore(server: McpServer): TransportCore {
 }
 
 /**
- * Whether `value` is a server made by `createMcpServer` (and so has a core).
+ * Whether `value` was made by `createMcpServer` (and so has a core).
  *
  * @example
  * ```ts
- * isConduitServer(createMcpServer({ tools: [] })); // true
+ * hasTransportCore(createMcpServer({ tools: [] })); // true
  * ```
  */
-export function isConduitServer(value: unknown): value is McpServer {
-  return typeof value === "object" && value !== null && cores.has(value as McpServer);
+export function hasTransportCore(value: unknown): value is object {
+  return typeof value === "object" && value !== null && cores.has(value);
 }

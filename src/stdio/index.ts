@@ -1,11 +1,13 @@
 /**
  * The stdio transport: newline-delimited JSON-RPC over a subprocess's stdin and stdout
- * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio).
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio). The public
+ * entry, `serveStdio(server)`, lives in src/server/serve-stdio.ts: it needs the server, and this
+ * layer sits below the server.
  *
  * @example
  * ```ts
- * import { createMcpServer, serveStdio } from "conduit-mcp";
- * const { closed } = serveStdio(createMcpServer({ tools }));
+ * const connection = new StdioConnection(core, process.stdin, process.stdout);
+ * await connection.closed;
  * ```
  */
-export { type StdioOptions, type StdioServing, serveStdio } from "./serve-stdio.js";
+export { StdioConnection, type TransportCore } from "./stdio-connection.js";

@@ -19,13 +19,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
-
+import type { CancellationRegistry } from "../cancellation/index.js";
 import { normalizeRequestId } from "../cancellation/index.js";
 import { ErrorCode } from "../errors.js";
-import { ACQUIRED } from "../http/index.js";
 import {
+  ACQUIRED,
   checkModernRequest,
   classifyMessage,
+  type Dispatcher,
   errorResponseJson,
   inlineModernHeaders,
   isLoggingLevel,
@@ -36,10 +37,26 @@ import {
   type ModernRequestInfo,
   modernClaim,
   type RequestMeta,
+  type ScopeLimiter,
 } from "../protocol/index.js";
-import type { TransportCore } from "../server/transport-core.js";
 import { LineSplitter } from "./line-splitter.js";
 import { StdioExchange, type StdioExchangeHost } from "./stdio-exchange.js";
+
+/**
+ * What a connection needs from the server it serves: the server's own dispatcher, registry and
+ * bounds, so that stdio requests count against the same limits as HTTP ones. The server hands it
+ * over (see src/server/transport-core.ts); this layer only declares it.
+ */
+export interface TransportCore {
+  readonly dispatcher: Dispatcher;
+  readonly registry: CancellationRegistry;
+  /** Running requests per scope (and in all): the same bound every door counts against. */
+  readonly requests: ScopeLimiter;
+  /** The largest message accepted (`maxBodyBytes`). */
+  readonly maxMessageBytes: number;
+  /** True once `close()` began: new requests are refused. */
+  closing(): boolean;
+}
 
 const PARSE_ERROR = errorResponseJson(null, ErrorCode.ParseError, "Parse error");
 const TOO_LARGE = errorResponseJson(null, ErrorCode.InvalidRequest, "Message too large");

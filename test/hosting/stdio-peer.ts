@@ -7,7 +7,7 @@ import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import type { McpServer } from "../../src/server/index.js";
-import { type StdioServing, serveStdio } from "../../src/stdio/index.js";
+import { type StdioServing, serveStdio } from "../../src/server/index.js";
 
 /** One message the server wrote, parsed. */
 // biome-ignore lint/suspicious/noExplicitAny: test convenience

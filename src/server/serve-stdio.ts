@@ -2,14 +2,15 @@
  * `serveStdio(server)`: serves a conduit-mcp server over stdio, the transport desktop clients
  * use to run local servers as subprocesses
  * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio). Same
- * tools, dispatcher, registry and bounds as the server's HTTP listener; see stdio-connection.ts
+ * tools, dispatcher, registry and bounds as the server's HTTP listener; see
+ * src/stdio/stdio-connection.ts
  * for the scope and cancellation rules.
  */
 import type { Readable, Writable } from "node:stream";
 
-import type { McpServer } from "../server/create-mcp-server.js";
-import { transportCore } from "../server/transport-core.js";
-import { StdioConnection } from "./stdio-connection.js";
+import { StdioConnection } from "../stdio/index.js";
+import type { McpServer } from "./create-mcp-server.js";
+import { transportCore } from "./transport-core.js";
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {

@@ -1,0 +1,209 @@
+/**
+ * Fails (exit 1) when a module under src/ imports upward or sideways across layers, when the
+ * import graph has a cycle, or when a source directory is missing from the layer table. The
+ * layers and the reasons for them are described in docs/architecture.md ("Layers").
+ *
+ * Usage: `node --import tsx scripts/check-layers.ts [srcDir]` (default `src`). Every import
+ * counts, `import type` included: a type-only cycle still ties two layers together.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+/**
+ * The layer table: a path under src/ (a directory, or a single top-level file) and its rank. A
+ * module may import modules of its own layer and of layers with a lower rank, never higher, and
+ * never a different layer of the same rank (siblings stay independent). The longest matching
+ * path decides a module's layer, so a subdirectory may sit in a layer of its own.
+ */
+export const LAYERS: readonly { readonly path: string; readonly rank: number }[] = [
+  // Leaves: the error classes and codes, then what only needs them.
+  { path: "errors.ts", rank: 0 },
+  { path: "diagnostics.ts", rank: 1 },
+  { path: "reflect.ts", rank: 1 },
+  { path: "logging-levels.ts", rank: 1 },
+  // Building blocks: tenant identity, cancellation bookkeeping, sessions.
+  { path: "identity", rank: 2 },
+  { path: "cancellation", rank: 2 },
+  { path: "sessions", rank: 2 },
+  // OAuth access tokens (they become a Principal); tool isolation in worker threads; the Redis
+  // stores. Each builds on the blocks above and none needs another.
+  { path: "identity/oauth", rank: 3 },
+  { path: "isolation", rank: 3 },
+  { path: "redis", rank: 3 },
+  // MCP itself: JSON-RPC, eras, primitives, the transport-neutral dispatcher.
+  { path: "protocol", rank: 4 },
+  // Transports: they speak to clients and hand messages to the dispatcher.
+  { path: "http", rank: 5 },
+  { path: "stdio", rank: 5 },
+  // The server: owns the registry, the worker pool and the dispatcher, and opens the doors.
+  { path: "server", rank: 6 },
+  // The command line, then the package entry.
+  { path: "cli", rank: 7 },
+  { path: "index.ts", rank: 8 },
+];
+
+export interface LayerProblem {
+  readonly kind: "upward" | "sideways" | "cycle" | "unlisted";
+  readonly message: string;
+}
+
+interface Layer {
+  readonly path: string;
+  readonly rank: number;
+}
+
+/** Every .ts file under `dir`, as paths relative to it with `/` separators. */
+function sourceFiles(dir: string, base = dir): string[] {
+  const files: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) files.push(...sourceFiles(full, base));
+    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) {
+      files.push(relative(base, full).split(sep).join("/"));
+    }
+  }
+  return files;
+}
+
+function layerOf(file: string, layers: readonly Layer[]): Layer | undefined {
+  let best: Layer | undefined;
+  for (const layer of layers) {
+    const matches = file === layer.path || file.startsWith(`${layer.path}/`);
+    if (matches && (best === undefined || layer.path.length > best.path.length)) best = layer;
+  }
+  return best;
+}
+
+/** Relative specifiers of one module (static, type-only, re-exports and literal `import()`). */
+function importsOf(text: string): string[] {
+  const info = ts.preProcessFile(text, true, true);
+  return info.importedFiles.map((f) => f.fileName).filter((name) => name.startsWith("."));
+}
+
+/** `./x.js` from `a/b.ts` → `a/x.ts` (the NodeNext convention: import .js, write .ts). */
+function resolveImport(from: string, specifier: string, files: ReadonlySet<string>) {
+  const joined = join(dirname(from), specifier).split(sep).join("/");
+  const candidates = [joined.replace(/\.js$/, ".ts"), joined, `${joined}.ts`, `${joined}/index.ts`];
+  return candidates.find((c) => files.has(c));
+}
+
+/**
+ * Checks the modules under `srcDir` against `layers`.
+ *
+ * @example
+ * ```ts
+ * const problems = checkLayers("src");
+ * if (problems.length > 0) process.exitCode = 1;
+ * ```
+ */
+export function checkLayers(srcDir: string, layers: readonly Layer[] = LAYERS): LayerProblem[] {
+  const problems: LayerProblem[] = [];
+  const files = sourceFiles(srcDir);
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+
+  for (const file of files) {
+    const from = layerOf(file, layers);
+    if (from === undefined) {
+      problems.push({
+        kind: "unlisted",
+        message: `${file}: not in the layer table of scripts/check-layers.ts (add its directory)`,
+      });
+    }
+    const edges: string[] = [];
+    for (const specifier of importsOf(readFileSync(join(srcDir, file), "utf8"))) {
+      const target = resolveImport(file, specifier, known);
+      if (target === undefined) continue; // not a source module (e.g. package.json)
+      edges.push(target);
+      const to = layerOf(target, layers);
+      if (from === undefined || to === undefined || from === to) continue;
+      if (to.rank > from.rank) {
+        problems.push({
+          kind: "upward",
+          message: `${file} (${from.path}, rank ${from.rank}) imports ${target} (${to.path}, rank ${to.rank}): upward`,
+        });
+      } else if (to.rank === from.rank) {
+        problems.push({
+          kind: "sideways",
+          message: `${file} (${from.path}) imports ${target} (${to.path}): sibling layers stay independent`,
+        });
+      }
+    }
+    graph.set(file, edges);
+  }
+
+  for (const cycle of findCycles(graph)) {
+    problems.push({ kind: "cycle", message: `import cycle: ${cycle.join(" -> ")}` });
+  }
+  return problems;
+}
+
+/** One cycle per strongly connected component (Tarjan), each shown as a closed path. */
+function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+
+  const visit = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next);
+    next += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node) ?? 0, low.get(to) ?? 0));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node) ?? 0, index.get(to) ?? 0));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop();
+      if (member === undefined) break;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    const selfLoop = (graph.get(node) ?? []).includes(node);
+    if (component.length > 1 || selfLoop) cycles.push(pathWithin(graph, new Set(component)));
+  };
+
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}
+
+/** A concrete closed path through a strongly connected component, for the error message. */
+function pathWithin(graph: ReadonlyMap<string, readonly string[]>, members: ReadonlySet<string>) {
+  const [start] = [...members].sort();
+  const path: string[] = [];
+  const seen = new Set<string>();
+  let node = start as string;
+  while (!seen.has(node)) {
+    seen.add(node);
+    path.push(node);
+    node = (graph.get(node) ?? []).find((to) => members.has(to)) as string;
+  }
+  return [...path.slice(path.indexOf(node)), node];
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const srcDir = resolve(process.argv[2] ?? "src");
+  const problems = checkLayers(srcDir);
+  for (const problem of problems) console.error(`check-layers: ${problem.message}`);
+  if (problems.length > 0) {
+    console.error(`check-layers: ${problems.length} problem(s); see docs/architecture.md`);
+    process.exitCode = 1;
+  } else {
+    console.log(
+      `check-layers: ${sourceFiles(srcDir).length} modules, layers point down, no cycles`,
+    );
+  }
+}

@@ -1,0 +1,103 @@
+// The layer check (scripts/check-layers.ts) run on small throwaway source trees: it must pass a
+// tree that points down and fail, through the same command CI runs, on a cycle, an upward or
+// sideways import, and a directory missing from its table.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, describe, it } from "node:test";
+
+import { checkLayers } from "../../scripts/check-layers.js";
+
+const roots: string[] = [];
+after(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+/** Writes `files` (path → source) under a fresh temporary directory and returns it. */
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "check-layers-"));
+  roots.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+/** Runs the checker as CI does (`node --import tsx scripts/check-layers.ts <dir>`). */
+function runCli(srcDir: string) {
+  return spawnSync(process.execPath, ["--import", "tsx", "scripts/check-layers.ts", srcDir], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+}
+
+const DOWNWARD = {
+  "errors.ts": "export class E extends Error {}\n",
+  "protocol/dispatcher.ts":
+    'import { E } from "../errors.js";\nimport type { R } from "../cancellation/registry.js";\nexport const d = (r: R) => new E(String(r));\n',
+  "cancellation/registry.ts": 'import { E } from "../errors.js";\nexport type R = E;\n',
+};
+
+describe("check-layers", () => {
+  it("passes a tree whose imports point down, and the repository's own src/", () => {
+    assert.deepEqual(checkLayers(tree(DOWNWARD)), []);
+    const run = runCli("src");
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /layers point down, no cycles/);
+  });
+
+  it("fails on an upward import, type-only included", () => {
+    const root = tree({
+      ...DOWNWARD,
+      "cancellation/registry.ts":
+        'import type { d } from "../protocol/dispatcher.js";\nexport type R = typeof d;\n',
+    });
+    const kinds = checkLayers(root).map((p) => p.kind);
+    assert.ok(kinds.includes("upward"), kinds.join());
+    const run = runCli(root);
+    assert.equal(run.status, 1);
+    assert.match(
+      run.stderr,
+      /cancellation\/registry\.ts .* imports protocol\/dispatcher\.ts .*upward/,
+    );
+  });
+
+  it("fails on a cycle inside one layer", () => {
+    const root = tree({
+      "sessions/a.ts": 'import { b } from "./b.js";\nexport const a = () => b;\n',
+      "sessions/b.ts": 'export { a as b } from "./a.js";\n',
+    });
+    const problems = checkLayers(root);
+    assert.deepEqual(
+      problems.map((p) => p.kind),
+      ["cycle"],
+    );
+    const run = runCli(root);
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /import cycle: sessions\/a\.ts -> sessions\/b\.ts -> sessions\/a\.ts/);
+  });
+
+  it("fails on an import between sibling layers (protocol and isolation once did both ways)", () => {
+    const root = tree({
+      "http/a.ts": 'import { s } from "../stdio/s.js";\nexport const a = s;\n',
+      "stdio/s.ts": "export const s = 1;\n",
+    });
+    assert.deepEqual(
+      checkLayers(root).map((p) => p.kind),
+      ["sideways"],
+    );
+    assert.equal(runCli(root).status, 1);
+  });
+
+  it("fails on a directory missing from the layer table", () => {
+    const root = tree({ "telemetry-x/span.ts": "export const span = 1;\n" });
+    const problems = checkLayers(root);
+    assert.equal(problems[0]?.kind, "unlisted");
+    const run = runCli(root);
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /telemetry-x\/span\.ts: not in the layer table/);
+  });
+});
