@@ -21,8 +21,12 @@
  * Options: `--rounds N` (5), `--duration S` (5), `--warmup S` (3), `--connections N` (50),
  * `--targets conduit,sdk,bare` (a subset, for debugging; only a full run writes the docs),
  * `--methods tools/call[,resources/read,prompts/get]` (default `tools/call`; the SDK and bare
- * targets answer `tools/call` only), `--no-write` (print only).
+ * targets answer `tools/call` only), `--no-write` (print only), `--baseline DIR` (adds
+ * conduit-mcp as built from another checkout — e.g. `git worktree add /tmp/base <commit>` with a
+ * `node_modules` link — as a target of its own, and prints this tree's `tools/call` throughput as a
+ * ratio of it: "no slower than before" measured in one run; writes nothing).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
@@ -41,7 +45,7 @@ import {
 import { median } from "./lib/stats.js";
 
 interface TargetSpec {
-  readonly key: "conduit" | "sdk" | "bare";
+  readonly key: "conduit" | "sdk" | "bare" | "baseline";
   readonly label: string;
   readonly script: string;
 }
@@ -80,6 +84,7 @@ const { values: flags } = parseArgs({
     targets: { type: "string", default: "conduit,sdk,bare" },
     methods: { type: "string", default: "tools/call" },
     "no-write": { type: "boolean", default: false },
+    baseline: { type: "string" },
   },
   strict: true,
 });
@@ -99,6 +104,17 @@ const warmup = positiveInt("warmup", flags.warmup);
 const connections = positiveInt("connections", flags.connections);
 const wanted = new Set(flags.targets.split(",").map((name) => name.trim()));
 const TARGETS = ALL_TARGETS.filter((spec) => wanted.delete(spec.key));
+const baselineDir = flags.baseline;
+if (baselineDir !== undefined) {
+  const commit = execFileSync("git", ["-C", baselineDir, "rev-parse", "--short", "HEAD"], {
+    encoding: "utf8",
+  }).trim();
+  TARGETS.push({
+    key: "baseline",
+    label: `conduit-mcp at ${commit} (baseline)`,
+    script: `${baselineDir}/bench/lib/conduit-server.ts`,
+  });
+}
 if (wanted.size > 0 || TARGETS.length === 0) {
   console.error(`bench:http: --targets takes a list of conduit, sdk, bare; got ${flags.targets}`);
   process.exit(2);
@@ -115,7 +131,7 @@ if (wantedMethods.size > 0 || METHODS.length === 0) {
 }
 const onlyToolCalls = METHODS.length === 1 && METHODS[0] === "tools/call";
 /** Every target, `tools/call` only: the comparison the "## HTTP" section holds. */
-const fullRun = TARGETS.length === ALL_TARGETS.length && onlyToolCalls;
+const fullRun = TARGETS.length === ALL_TARGETS.length && onlyToolCalls && baselineDir === undefined;
 /** conduit-mcp alone, every method: the "## Resources and prompts" section. */
 const primitivesRun = TARGETS.length === 1 && TARGETS[0]?.key === "conduit" && METHODS.length === 3;
 /** The SDK and bare servers serve `echo` only; conduit-mcp serves every benchmark request. */
@@ -275,7 +291,10 @@ async function main(): Promise<void> {
               return `- \`${method}\` / \`tools/call\`: **${fmt(ratio * 100, 0)} %** of the \`tools/call\` throughput (median of per-round ratios ${fmt(perRoundRatio * 100, 0)} %)`;
             })
             .join("\n")
-        : "(partial run: no ratios)";
+        : baselineDir !== undefined && onlyToolCalls && results.has("conduit")
+          ? `- conduit-mcp / baseline: **${fmt((med("conduit").rps / med("baseline").rps) * 100, 0)} %**` +
+            ` (median of per-round ratios ${fmt(median(perRound("conduit", "baseline")) * 100, 0)} %)`
+          : "(partial run: no ratios)";
     const date = new Date().toISOString().slice(0, 10);
     const environment = `- Date: ${date}
 - Machine: ${machine()}; 1-minute load average ${loadBefore} before the run, ${loadAverage()} after
