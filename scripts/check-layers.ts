@@ -37,6 +37,9 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   // Transports: they speak to clients and hand messages to the dispatcher.
   { path: "http", rank: 5 },
   { path: "stdio", rank: 5 },
+  // What the operator sees: failed handlers reported, request and handler spans. An observer of
+  // the dispatcher, beside the transports and independent of them.
+  { path: "telemetry", rank: 5 },
   // The server: owns the registry, the worker pool and the dispatcher, and opens the doors.
   { path: "server", rank: 6 },
   // The command line, then the package entry.

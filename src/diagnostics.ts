@@ -1,6 +1,6 @@
 /**
- * Every `node:diagnostics_channel` channel conduit-mcp publishes on, created once here
- * (DESIGN.md: the Node counterpart of the seed's `:telemetry` events). Publishers guard with
+ * Every `node:diagnostics_channel` channel conduit-mcp publishes on, created once here (README,
+ * "Diagnostics"). Publishers guard with
  * `if (channel.hasSubscribers)` so an idle channel costs nothing.
  *
  * @example
@@ -19,6 +19,7 @@ export const ChannelName = {
   cancellationCleanup: "conduit-mcp:cancellation:cleanup",
   cancellationJanitor: "conduit-mcp:cancellation:janitor",
   toolKilled: "conduit-mcp:tool:killed",
+  toolError: "conduit-mcp:tool:error",
   storeOutage: "conduit-mcp:store:outage",
 } as const;
 
@@ -56,11 +57,45 @@ export interface ToolKilledMessage {
   readonly terminated: boolean;
 }
 
+/**
+ * Message of `conduit-mcp:tool:error`: a handler (tool, resource read, template read, prompt,
+ * completer) threw or returned a value that could not be sent; the client got only -32603 (or
+ * the tool's `isError` result). Not published for a cancelled handler (its AbortError is the
+ * cancellation, reported on `conduit-mcp:request:cancelled`), a killed one
+ * (`conduit-mcp:tool:killed`), or a full worker pool ("Server busy" is a refusal, not a fault).
+ */
+export interface ToolErrorMessage {
+  /** What the handler threw, or why its value was refused (a `TypeError` naming the rule). */
+  readonly error: unknown;
+  /** `tool`, `resource`, `resource-template`, `prompt` or `completion`. */
+  readonly kind: HandlerKind;
+  /** `tools/call`, `resources/read`, `prompts/get` or `completion/complete`. */
+  readonly method: string;
+  /** The tool or prompt name, the resource URI, or the completion's prompt name or URI template. */
+  readonly name: string;
+  /** The client's request id (as sent), or null. */
+  readonly requestId: string | number | null;
+  /** The prefixed scope as the registry knows it (`session:…`, `principal:…`, `ip:…`). */
+  readonly scope: string;
+  /** The scope's kind: the prefix of `scope` (`session`, `principal`, `ip`, `global`). */
+  readonly scopeKind: string;
+  /** `2025-11-25` (JSON-RPC with optional sessions) or `2026-07-28` (stateless envelope). */
+  readonly protocolEra: "2025-11-25" | "2026-07-28";
+  /** The authenticated principal's id, or null for an anonymous caller. */
+  readonly principalId: string | null;
+  /** The 2025-era session id, or null. */
+  readonly sessionId: string | null;
+}
+
+/** Which kind of handler ran. */
+export type HandlerKind = "tool" | "resource" | "resource-template" | "prompt" | "completion";
+
 /** The channels themselves. */
 export const channels = {
   requestCancelled: diagnosticsChannel.channel(ChannelName.requestCancelled),
   cancellationCleanup: diagnosticsChannel.channel(ChannelName.cancellationCleanup),
   cancellationJanitor: diagnosticsChannel.channel(ChannelName.cancellationJanitor),
   toolKilled: diagnosticsChannel.channel(ChannelName.toolKilled),
+  toolError: diagnosticsChannel.channel(ChannelName.toolError),
   storeOutage: diagnosticsChannel.channel(ChannelName.storeOutage),
 } as const;

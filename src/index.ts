@@ -50,7 +50,9 @@ export {
   type CancellationJanitorMessage,
   ChannelName,
   channels,
+  type HandlerKind,
   type RequestCancelledMessage,
+  type ToolErrorMessage,
   type ToolKilledMessage,
 } from "./diagnostics.js";
 export {
@@ -152,3 +154,8 @@ export {
   type SessionRecord,
   type SessionStore,
 } from "./sessions/index.js";
+export {
+  type HandlerErrorContext,
+  type HandlerErrorHook,
+  logHandlerError,
+} from "./telemetry/index.js";

@@ -900,6 +900,7 @@ function serverInfoOf(identity: ServerIdentity): Record<string, unknown> {
 /** A `tools/call`: the handler (or its isolated worker) with validated arguments. */
 class ToolInvocation implements HandlerInvocation {
   readonly method = "tools/call";
+  readonly kind = "tool";
   readonly name: string;
   constructor(
     private readonly tool: Tool,
@@ -921,12 +922,15 @@ class ToolInvocation implements HandlerInvocation {
 /** A `resources/read` of a direct resource (`variables` null) or of a template's match. */
 class ReadInvocation implements HandlerInvocation {
   readonly method = "resources/read";
+  readonly kind: "resource" | "resource-template";
   constructor(
     private readonly dispatcher: Dispatcher,
     private readonly item: Resource | ResourceTemplate,
     readonly name: string,
     private readonly variables: Readonly<Record<string, string>> | null,
-  ) {}
+  ) {
+    this.kind = variables === null ? "resource" : "resource-template";
+  }
   invoke(ctx: HandlerCall): unknown {
     if (this.variables === null) return (this.item as Resource).read({ uri: this.name }, ctx);
     return (this.item as ResourceTemplate).read({ uri: this.name, variables: this.variables }, ctx);
@@ -945,6 +949,7 @@ class ReadInvocation implements HandlerInvocation {
 /** A `prompts/get`. */
 class PromptInvocation implements HandlerInvocation {
   readonly method = "prompts/get";
+  readonly kind = "prompt";
   readonly name: string;
   constructor(
     private readonly prompt: Prompt,
@@ -966,6 +971,7 @@ class PromptInvocation implements HandlerInvocation {
 /** A `completion/complete` for a prompt argument or a template variable. */
 class CompleteInvocation implements HandlerInvocation {
   readonly method = "completion/complete";
+  readonly kind = "completion";
   readonly name: string;
   constructor(
     private readonly request: CompletionRequest,

@@ -14,7 +14,7 @@
  * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation).
  */
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
-import { channels } from "../diagnostics.js";
+import { channels, type HandlerKind } from "../diagnostics.js";
 import {
   type CancellationSource,
   ErrorCode,
@@ -48,12 +48,16 @@ export type ProtocolEra = "2025-11-25" | "2026-07-28";
 export interface HandlerInfo {
   /** `tools/call`, `resources/read`, `prompts/get` or `completion/complete`. */
   readonly method: string;
+  /** Which handler: `tool`, `resource`, `resource-template`, `prompt` or `completion`. */
+  readonly kind: HandlerKind;
   /** The tool or prompt name, the resource URI, or the completion reference. */
   readonly name: string;
   readonly requestId: RequestId | null;
   readonly scope: string;
   readonly sessionId: string | null;
   readonly protocolEra: ProtocolEra;
+  /** The authenticated principal's id, or null. */
+  readonly principalId: string | null;
 }
 
 /** How a handler ended. */
@@ -80,6 +84,7 @@ export type HandlerResult =
 /** The part of an invocation that differs between methods. */
 export interface HandlerInvocation {
   readonly method: string;
+  readonly kind: HandlerKind;
   readonly name: string;
   /** Runs the user's handler with `ctx`. */
   invoke(ctx: HandlerCall): unknown;
@@ -187,11 +192,13 @@ export class HandlerCall implements ToolContext, SinkListener {
   get info(): HandlerInfo {
     this.described ??= Object.freeze({
       method: this.invocation.method,
+      kind: this.invocation.kind,
       name: this.invocation.name,
       requestId: this.requestId,
       scope: this.scope,
       sessionId: this.sessionId,
       protocolEra: this.modern ? "2026-07-28" : "2025-11-25",
+      principalId: typeof this.principal?.id === "string" ? this.principal.id : null,
     });
     return this.described;
   }

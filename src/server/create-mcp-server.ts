@@ -38,6 +38,7 @@ import {
   SessionJanitor,
   type SessionStore,
 } from "../sessions/index.js";
+import { combineObservers, ErrorReporter } from "../telemetry/index.js";
 import { type McpServerOptions, resolveOptions } from "./options.js";
 import { registerTransportCore } from "./transport-core.js";
 
@@ -244,7 +245,7 @@ class ConduitMcpServer implements McpServer {
       registry: this.registry,
       streamCancelTimeoutMs: options.streamCancelTimeoutMs,
       cancelOnDisconnect: options.cancelOnDisconnect,
-      observer: this.metrics,
+      observer: combineObservers([this.metrics, new ErrorReporter(options.onError)]),
       sessions: hooks,
       workerPool: () => {
         if (this.pool === null) {

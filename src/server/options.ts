@@ -12,6 +12,7 @@ import type { TrustProxyOption } from "../identity/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
 import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
 import type { SessionStore } from "../sessions/index.js";
+import { type HandlerErrorHook, logHandlerError } from "../telemetry/index.js";
 
 /** Session options (2025-era `Mcp-Session-Id`). */
 export interface SessionOptions {
@@ -164,6 +165,14 @@ export interface McpServerOptions {
    * resource's own `ttlMs` wins). Default 60 000.
    */
   readonly cacheTtlMs?: number;
+  /**
+   * Called once for every handler (tool, resource or template read, prompt get, completer) that
+   * throws or returns a value that cannot be sent, with the error and who called what (README,
+   * "Errors the operator can see"); the client gets only -32603 (or the tool's `isError`
+   * result). Not called for a cancelled or killed handler. `false` silences it (the
+   * `conduit-mcp:tool:error` channel still publishes). Default: one line on stderr, no stack.
+   */
+  readonly onError?: HandlerErrorHook | false;
 }
 
 /** Options after validation, with defaults applied. */
@@ -200,6 +209,7 @@ export interface ResolvedOptions {
   readonly metrics: boolean;
   readonly workerPool: WorkerPoolOptions;
   readonly cacheTtlMs: number;
+  readonly onError: HandlerErrorHook | null;
 }
 
 /** Documented defaults. */
@@ -415,7 +425,17 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     metrics: optionalBoolean(options.metrics, "metrics") ?? false,
     workerPool: checkWorkerPool(options.workerPool),
     cacheTtlMs: nonNegativeInteger(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
+    onError: errorHook(options.onError),
   };
+}
+
+function errorHook(value: unknown): HandlerErrorHook | null {
+  if (value === undefined) return logHandlerError;
+  if (value === false) return null;
+  if (typeof value !== "function") {
+    throw new InvalidOptionError("onError", "a function (error, context) or false", value);
+  }
+  return value as HandlerErrorHook;
 }
 
 /** Pool options are checked by the pool's own rules, here at construction. */

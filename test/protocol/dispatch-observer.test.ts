@@ -133,11 +133,13 @@ describe("DispatchObserver and the method table", () => {
       { ...killed?.info },
       {
         method: "tools/call",
+        kind: "tool",
         name: "stubborn",
         requestId: 6,
         scope: "ip:1",
         sessionId: null,
         protocolEra: "2025-11-25",
+        principalId: null,
       },
     );
     await registry.close();

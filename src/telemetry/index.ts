@@ -1,0 +1,19 @@
+/**
+ * What the operator sees of the server at work: failed handlers (`onError` and the
+ * `conduit-mcp:tool:error` channel) and the observers the dispatcher reports to.
+ *
+ * @example
+ * ```ts
+ * import { createMcpServer, logHandlerError } from "conduit-mcp";
+ * createMcpServer({ tools, onError: (error, ctx) => logHandlerError(error, ctx) });
+ * ```
+ */
+
+export { combineObservers } from "./combine-observers.js";
+export {
+  ErrorReporter,
+  formatHandlerError,
+  type HandlerErrorContext,
+  type HandlerErrorHook,
+  logHandlerError,
+} from "./error-reporter.js";
