@@ -6,6 +6,7 @@
  * promises under misbehaving clients and prints a summary table; any violation → exit code 1.
  *
  *   node --expose-gc --import tsx scripts/soak.ts [--duration 60] [--concurrency 1000] [--redis]
+ *   node --expose-gc --import tsx scripts/soak.ts --chaos [options of scripts/soak/chaos.ts]
  *
  * Memory store: one server in this process (its heap is measured here, after a warm-up). With
  * `--redis`: a private redis-server and two server processes sharing it through the Redis store;
@@ -1039,6 +1040,11 @@ async function settle(nodes: readonly NodeControl[]) {
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
+  // `--chaos`: the multi-process chaos soak (scripts/soak/chaos.ts), with its own options.
+  if (process.argv.includes("--chaos")) {
+    const { runChaos } = await import("./soak/chaos.js");
+    return runChaos(process.argv.slice(2).filter((arg) => arg !== "--chaos"));
+  }
   const settings = parseArgs(process.argv.slice(2));
   if (settings.role === "node") {
     await runChildNode(settings.redisUrl, settings.prefix);

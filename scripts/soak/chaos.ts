@@ -1,0 +1,382 @@
+/**
+ * The chaos soak (`npm run soak -- --chaos`): a private redis-server and N `conduit-mcp serve
+ * --redis` processes under the mixed load of calls.ts from several tenants, while a seeded
+ * schedule SIGKILLs nodes (and restarts them on the same port), restarts Redis (it comes back
+ * empty) and freezes it (SIGSTOP: a hung Redis). Then, with the load over and every node back,
+ * it waits two leases plus the row TTL and checks the Redis key space, the nodes' heaps and a
+ * graceful shutdown. Prints a summary; exit code 0 only when every invariant held.
+ *
+ *   node --expose-gc --import tsx scripts/soak.ts --chaos [--duration 60] [--seed N]
+ *     [--nodes 3] [--concurrency 60] [--lease-ms 2000] [--ttl-ms 4000] [--warmup 4]
+ *     [--chaos-gap 3]
+ *
+ * Invariants: every call gets exactly one outcome, judged against the chaos timeline
+ * (timeline.ts, calls.ts); no call answered twice or with another call's result; no cancel from
+ * one tenant ever ends another tenant's call; after the load + two leases + the TTL no
+ * cancellation row and no in-flight entry is left in Redis and only live nodes hold a lease;
+ * the heap of the node that lived through the whole run (node 0 is never killed: it is the
+ * witness) grows at most {@link HEAP_GROWTH} over the run; no node crashes or prints anything
+ * but the documented outage lines; every node exits 0 on SIGTERM and leaves no lease or entry.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { type LoadContext, runPlan } from "./calls.js";
+import { ChaosCluster } from "./cluster.js";
+import { exchange } from "./exchange.js";
+import { type Leftovers, pidOfNodeId, scanLeftovers } from "./leftovers.js";
+import { Random } from "./random.js";
+import { Tally } from "./tally.js";
+import { Timeline } from "./timeline.js";
+
+/** Largest heap growth (after full GCs) of the witness node between warm-up and the end. */
+const HEAP_GROWTH = 0.25;
+/** Largest heap (after full GCs) of any node at the end. */
+const HEAP_LIMIT = 256 * 1_048_576;
+const TENANTS = 4;
+/** Node stderr lines that are documented behaviour under chaos (README, "Outages"). */
+const EXPECTED_STDERR =
+  /Redis (cancellation|session) store (unreachable|call failed)|^\[\d+\] conduit-mcp: SIGTERM received, closing$/;
+
+interface ChaosSettings {
+  durationS: number;
+  seed: number;
+  nodes: number;
+  concurrency: number;
+  leaseMs: number;
+  ttlMs: number;
+  warmupS: number;
+  /** Mean seconds between chaos events. */
+  gapS: number;
+}
+
+function parse(argv: readonly string[]): ChaosSettings {
+  const s: ChaosSettings = {
+    durationS: 60,
+    seed: Math.floor(Math.random() * 2 ** 31),
+    nodes: 3,
+    concurrency: 60,
+    leaseMs: 2_000,
+    ttlMs: 4_000,
+    warmupS: 4,
+    gapS: 3,
+  };
+  const flags: Record<string, keyof ChaosSettings> = {
+    "--duration": "durationS",
+    "--seed": "seed",
+    "--nodes": "nodes",
+    "--concurrency": "concurrency",
+    "--lease-ms": "leaseMs",
+    "--ttl-ms": "ttlMs",
+    "--warmup": "warmupS",
+    "--chaos-gap": "gapS",
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const key = flags[argv[i] as string];
+    const value = Number(argv[i + 1]);
+    if (key === undefined) throw new Error(`chaos soak: unknown argument ${argv[i]}`);
+    if (!Number.isFinite(value) || value < 0) {
+      throw new Error(`chaos soak: ${argv[i]} needs a number ≥ 0, got ${argv[i + 1]}`);
+    }
+    s[key] = value;
+    i++;
+  }
+  if (s.nodes < 2) throw new Error("chaos soak: --nodes must be ≥ 2 (cancels go to another node)");
+  return s;
+}
+
+export async function runChaos(argv: readonly string[]): Promise<number> {
+  const settings = parse(argv);
+  console.log(`chaos soak: seed ${settings.seed} (replay the plan with --seed ${settings.seed})`);
+  const random = new Random(settings.seed);
+  const timeline = new Timeline();
+  const tally = new Tally();
+  const secrets = Array.from(
+    { length: TENANTS },
+    (_, t) => `chaos-tenant-${t}-${random.between(1e8, 9e8)}-secret`,
+  );
+  const tokens = Object.fromEntries(secrets.map((secret, t) => [secret, `tenant-${t}`]));
+  const cluster = new ChaosCluster(
+    { nodes: settings.nodes, leaseMs: settings.leaseMs, rowTtlMs: settings.ttlMs, tokens },
+    timeline,
+  );
+  const rows: [string, string][] = [];
+  const checks: [string, boolean, string][] = [];
+  try {
+    await cluster.start();
+    const ctx: LoadContext = { cluster, timeline, tally, random: random.fork(), secrets };
+
+    // Warm-up without chaos, then the witness's heap baseline (every code path has run once).
+    await load(ctx, settings.warmupS, settings.concurrency);
+    const baseline = await heaps(cluster, secrets[0] as string);
+    const witnessPid = cluster.slots[0]?.pids.at(-1);
+
+    const started = performance.now();
+    const chaos = schedule(cluster, random.fork(), settings, started);
+    const plans = await load(ctx, settings.durationS, settings.concurrency);
+    const loadSeconds = (performance.now() - started) / 1_000;
+    await chaos.done;
+    const loadEnded = performance.now();
+    // Every node back (a restart still under way has finished with the schedule).
+    const allAlive = cluster.aliveIndexes().length === settings.nodes;
+
+    // Two leases plus the TTL (plus one janitor period and slack): rows and entries must go.
+    const janitorMs = Math.min(settings.leaseMs, settings.ttlMs);
+    const boundMs = 2 * settings.leaseMs + settings.ttlMs + janitorMs + 3_000;
+    let left: Leftovers = await scanLeftovers(cluster.redis.url);
+    const livePids = (): Set<number> =>
+      new Set(cluster.slots.flatMap((s) => (s.alive ? [s.pids.at(-1) as number] : [])));
+    const clean = (l: Leftovers): boolean =>
+      l.rows === 0 &&
+      l.rowKeys === 0 &&
+      l.inFlightKeys === 0 &&
+      l.nodes.every((n) => livePids().has(pidOfNodeId(n))) &&
+      l.leases.every((n) => livePids().has(pidOfNodeId(n)));
+    const peak = { rows: left.rows, inFlight: left.inFlightEntries };
+    while (!clean(left) && performance.now() - loadEnded < boundMs) {
+      await sleep(250);
+      left = await scanLeftovers(cluster.redis.url);
+    }
+    const cleanAfterMs = performance.now() - loadEnded;
+    const cleanAtBound = clean(left);
+
+    const end = await heaps(cluster, secrets[0] as string);
+    const stopProblems = await cluster.stopNodes(10_000);
+    const afterStop = await scanLeftovers(cluster.redis.url);
+
+    // ---- figures ----
+    const mb = (b: number | undefined): string =>
+      b === undefined ? "?" : `${(b / 1_048_576).toFixed(1)} MB`;
+    const witnessSame = cluster.slots[0]?.pids.at(-1) === witnessPid;
+    const witnessGrowth =
+      baseline[0] !== undefined && end[0] !== undefined
+        ? end[0].heapUsed / baseline[0].heapUsed - 1
+        : Number.NaN;
+    const outcomes = [...tally.outcomes.entries()].sort((a, b) => b[1] - a[1]);
+    const notes = [...tally.notes.entries()].sort((a, b) => a[0].localeCompare(b[0]));
+    const stderr = cluster.slots.flatMap((s) => s.stderr);
+    const unexpectedStderr = stderr.filter((line) => !EXPECTED_STDERR.test(line));
+    rows.push(
+      ["seed", String(settings.seed)],
+      [
+        "cluster",
+        `${settings.nodes} conduit-mcp serve --redis processes, 1 redis-server, ${TENANTS} tenants (bearer tokens)`,
+      ],
+      ["lease / row TTL", `${settings.leaseMs} ms / ${settings.ttlMs} ms`],
+      [
+        "load",
+        `${loadSeconds.toFixed(1)} s after a ${settings.warmupS} s warm-up, ${settings.concurrency} concurrent plans, ${plans} plans`,
+      ],
+      ["calls (started / with one outcome)", `${tally.started} / ${tally.settled}`],
+      [
+        "chaos events",
+        `${timeline.count("node-kill")} node SIGKILLs (+ restart), ${timeline.count("redis-restart")} Redis restarts, ${timeline.count("redis-freeze")} Redis freezes`,
+      ],
+      ...outcomes.map(([k, n]): [string, string] => [`  outcome: ${k}`, String(n)]),
+      ...notes.map(([k, n]): [string, string] => [`  ${k}`, String(n)]),
+      ["Redis right after the load (rows / in-flight entries)", `${peak.rows} / ${peak.inFlight}`],
+      [
+        "Redis clean (no row, no entry, live leases only) after",
+        `${(cleanAfterMs / 1_000).toFixed(1)} s (bound ${(boundMs / 1_000).toFixed(1)} s = 2 leases + TTL + janitor + 3 s)`,
+      ],
+      [
+        "Redis after SIGTERM of every node",
+        `rows ${afterStop.rows}, entries ${afterStop.inFlightKeys}, nodes ${afterStop.nodes.length}, leases ${afterStop.leases.length}, sessions ${afterStop.sessions}, other ${JSON.stringify(afterStop.other)}`,
+      ],
+      [
+        "heap after GC, warm-up → end",
+        cluster.slots
+          .map(
+            (s, i) =>
+              `node ${i} (${s.generation} process${s.generation === 1 ? "" : "es"}): ${mb(baseline[i]?.heapUsed)} → ${mb(end[i]?.heapUsed)}`,
+          )
+          .join("; "),
+      ],
+      ["rss at the end", end.map((h, i) => `node ${i} ${mb(h?.rss)}`).join(", ")],
+      [
+        "node stderr lines (outage notices / other)",
+        `${stderr.length - unexpectedStderr.length} / ${unexpectedStderr.length}`,
+      ],
+    );
+
+    checks.push(
+      [
+        "every call has exactly one outcome",
+        tally.started === tally.settled,
+        `${tally.started} started, ${tally.settled} settled`,
+      ],
+      [
+        "chaos happened (≥ 1 node kill and ≥ 1 Redis restart)",
+        timeline.count("node-kill") >= 1 && timeline.count("redis-restart") >= 1,
+        "",
+      ],
+      ["every node back after the chaos", allAlive, cluster.aliveIndexes().join(",")],
+      [
+        "no row or in-flight entry after 2 leases + TTL",
+        cleanAtBound,
+        `rows ${left.rows} (${left.rowKeys} keys), in-flight keys ${left.inFlightKeys}, nodes ${left.nodes.join(" ")}, leases ${left.leases.join(" ")}`,
+      ],
+      [
+        `witness heap growth ≤ ${HEAP_GROWTH * 100}%`,
+        witnessSame && witnessGrowth <= HEAP_GROWTH,
+        `${(witnessGrowth * 100).toFixed(1)}%${witnessSame ? "" : " (witness restarted!)"}`,
+      ],
+      [
+        `every heap ≤ ${mb(HEAP_LIMIT)}`,
+        end.length === settings.nodes &&
+          end.every((h) => h !== undefined && h.heapUsed <= HEAP_LIMIT),
+        end.map((h) => mb(h?.heapUsed)).join(", "),
+      ],
+      [
+        "no node crashed",
+        cluster.slots.every((s) => s.unexpectedExits.length === 0),
+        cluster.slots.flatMap((s) => s.unexpectedExits).join("; "),
+      ],
+      [
+        "no unexpected node stderr",
+        unexpectedStderr.length === 0,
+        unexpectedStderr.slice(0, 5).join(" | "),
+      ],
+      ["every node exits 0 on SIGTERM", stopProblems.length === 0, stopProblems.join("; ")],
+      [
+        "nothing left by the nodes after SIGTERM",
+        afterStop.rows === 0 &&
+          afterStop.inFlightKeys === 0 &&
+          afterStop.nodes.length === 0 &&
+          afterStop.leases.length === 0,
+        JSON.stringify(afterStop),
+      ],
+    );
+    for (const [kind, v] of tally.violations) {
+      checks.push([`no ${kind}`, false, `${v.count}: ${v.examples.join(" | ")}`]);
+    }
+    if (tally.violations.size === 0) checks.push(["no call-level violation", true, ""]);
+  } finally {
+    await cluster.destroy();
+  }
+
+  const width = Math.max(...rows.map(([k]) => k.length), ...checks.map(([k]) => k.length + 6));
+  console.log("\nconduit-mcp chaos soak summary");
+  console.log("-".repeat(width + 40));
+  for (const [key, value] of rows) console.log(`${key.padEnd(width)}  ${value}`);
+  console.log("-".repeat(width + 40));
+  let failed = 0;
+  for (const [name, ok, detail] of checks) {
+    if (!ok) failed++;
+    console.log(`${`${ok ? "PASS" : "FAIL"}  ${name}`.padEnd(width)}  ${ok ? "" : detail}`);
+  }
+  console.log("-".repeat(width + 40));
+  console.log(
+    failed === 0
+      ? "chaos soak: all invariants held"
+      : `chaos soak: ${failed} invariant(s) violated`,
+  );
+  return failed === 0 ? 0 : 1;
+}
+
+/** Runs `concurrency` workers of plans for `seconds`; resolves the number of plans run. */
+async function load(ctx: LoadContext, seconds: number, concurrency: number): Promise<number> {
+  const end = performance.now() + seconds * 1_000;
+  let plans = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      plans++;
+      await runPlan(ctx);
+    }
+  };
+  const workers: Promise<void>[] = [];
+  for (let i = 0; i < concurrency; i++) {
+    workers.push(worker());
+    // Ramped: a burst of connects on a busy box only measures the listen backlog.
+    if (i % 10 === 9) await sleep(50);
+  }
+  await Promise.all(workers);
+  return plans;
+}
+
+/**
+ * The chaos schedule: an event every ~`gapS` seconds (seeded), until the load's end. The first
+ * is a node kill and the second a Redis restart, so even a short run has both; then kills (of
+ * any node but the witness, node 0), Redis restarts and freezes at random. A node kill and a
+ * Redis event may overlap; two kills may not (a majority stays up to sweep).
+ */
+function schedule(
+  cluster: ChaosCluster,
+  random: Random,
+  settings: ChaosSettings,
+  started: number,
+): { done: Promise<void> } {
+  const endAt = started + settings.durationS * 1_000;
+  const running: Promise<void>[] = [];
+  let nodeBusy = false;
+  let redisBusy = false;
+  const done = (async () => {
+    for (let n = 0; ; n++) {
+      const gap = random.between(settings.gapS * 500, settings.gapS * 1_500);
+      if (performance.now() + gap > endAt - 1_000) break;
+      await sleep(gap);
+      const kind =
+        n === 0
+          ? "kill"
+          : n === 1
+            ? "redis-restart"
+            : random.pick<"kill" | "redis-restart" | "redis-freeze">([
+                ["kill", 0.5],
+                ["redis-restart", 0.35],
+                ["redis-freeze", 0.15],
+              ]);
+      if (kind === "kill" && !nodeBusy) {
+        nodeBusy = true;
+        const victim = random.between(1, settings.nodes - 1);
+        const downMs = random.between(200, 2_500);
+        running.push(
+          cluster.killAndRestart(victim, downMs).finally(() => {
+            nodeBusy = false;
+          }),
+        );
+      } else if (kind !== "kill" && !redisBusy) {
+        redisBusy = true;
+        const ms = random.between(300, 2_500);
+        const event = kind === "redis-restart" ? cluster.restartRedis(ms) : cluster.freezeRedis(ms);
+        running.push(
+          event.finally(() => {
+            redisBusy = false;
+          }),
+        );
+      }
+    }
+    await Promise.all(running);
+  })();
+  return { done };
+}
+
+/** Each node's `heap` tool result (undefined where the node could not answer). */
+async function heaps(
+  cluster: ChaosCluster,
+  secret: string,
+): Promise<({ heapUsed: number; rss: number } | undefined)[]> {
+  return Promise.all(
+    cluster.slots.map(async (slot) => {
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: "heap",
+        method: "tools/call",
+        params: { name: "heap", arguments: {} },
+      });
+      const got = await exchange(
+        slot.url,
+        "POST",
+        {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${secret}`,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body,
+      ).done;
+      const text = (got.responses[0] as { result?: { content?: { text?: string }[] } } | undefined)
+        ?.result?.content?.[0]?.text;
+      if (text === undefined) return undefined;
+      return JSON.parse(text) as { heapUsed: number; rss: number };
+    }),
+  );
+}

@@ -1,0 +1,64 @@
+/**
+ * When the chaos struck: every node kill (until that node listened again) and every Redis outage
+ * (until it answered again, plus a grace for the nodes to reconnect, resubscribe and re-assert
+ * their entries). A call's outcome is judged against it: a call that met no disturbance must get
+ * exactly what a healthy cluster gives; one that met a kill of its own node may lose its
+ * connection; one that met a Redis outage may miss a cross-node cancel (the store fails open,
+ * README "Many processes and nodes: Redis").
+ */
+
+/** What was disturbed, and from when to when (performance.now() ms; `to` open while ongoing). */
+export interface Disturbance {
+  readonly kind: "node-kill" | "redis-restart" | "redis-freeze";
+  /** The node index for a kill. */
+  readonly node?: number;
+  readonly from: number;
+  to: number;
+}
+
+/** Time after Redis answers again during which cross-node effects may still be missing. */
+export const REDIS_GRACE_MS = 3_000;
+/** Time after a node listens again during which a call routed to it may still fail. */
+export const NODE_GRACE_MS = 500;
+
+export class Timeline {
+  readonly events: Disturbance[] = [];
+
+  /** Opens a disturbance now; returns it so the caller can close it. */
+  open(kind: Disturbance["kind"], node?: number): Disturbance {
+    const event: Disturbance =
+      node === undefined
+        ? { kind, from: performance.now(), to: Number.POSITIVE_INFINITY }
+        : { kind, node, from: performance.now(), to: Number.POSITIVE_INFINITY };
+    this.events.push(event);
+    return event;
+  }
+
+  close(event: Disturbance): void {
+    event.to = performance.now();
+  }
+
+  /** A kill of `node` whose window (kill → listening again + grace) meets [from, to]. */
+  nodeKilled(node: number, from: number, to: number): boolean {
+    return this.events.some(
+      (e) =>
+        e.kind === "node-kill" && e.node === node && e.from <= to && e.to + NODE_GRACE_MS >= from,
+    );
+  }
+
+  /** A Redis outage whose window (down → answering again + grace) meets [from, to]. */
+  redisDisturbed(from: number, to: number): boolean {
+    return this.events.some(
+      (e) => e.kind !== "node-kill" && e.from <= to && e.to + REDIS_GRACE_MS >= from,
+    );
+  }
+
+  /** Any disturbance of Redis or of one of `nodes` meeting [from, to]. */
+  disturbed(nodes: readonly number[], from: number, to: number): boolean {
+    return this.redisDisturbed(from, to) || nodes.some((n) => this.nodeKilled(n, from, to));
+  }
+
+  count(kind: Disturbance["kind"]): number {
+    return this.events.filter((e) => e.kind === kind).length;
+  }
+}
