@@ -80,6 +80,9 @@ export const DEFAULT_PORT = 3000;
 /** Default bind address of `conduit-mcp serve`. */
 export const DEFAULT_HOST = "127.0.0.1";
 
+/** Shortest static secret (the library refuses shorter ones too: src/http/authenticate.ts). */
+const MIN_SECRET_BYTES = 16;
+
 /** `setTimeout` clamps larger delays to 1 ms, so a timeout flag above this would misfire. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -363,6 +366,11 @@ function tokens(pairs: readonly string[]): Record<string, string> {
     }
     if (!/^[\x21-\x7e]+$/.test(secret)) {
       throw new UsageProblem(`--token ${show(id)}: SECRET must be visible ASCII without spaces`);
+    }
+    if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
+      throw new UsageProblem(
+        `--token ${show(id)}: SECRET must be at least ${MIN_SECRET_BYTES} bytes (a short secret can be guessed)`,
+      );
     }
     if (Object.hasOwn(map, secret) && map[secret] !== id) {
       throw new UsageProblem(

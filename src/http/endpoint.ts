@@ -8,7 +8,7 @@
  * reflects a header, never leaks internals, and refuses what it can before reading a body.
  * See docs/architecture.md for a request's way through the layers.
  */
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 
 import type { CancellationRegistry } from "../cancellation/index.js";
 import { ErrorCode } from "../errors.js";
@@ -67,6 +67,8 @@ export interface EndpointConfig {
   /** Most bytes an SSE stream may have waiting for a slow client before it is cut. */
   readonly maxStreamBufferBytes: number;
   readonly metrics: ServerMetrics | null;
+  /** `GET /metrics` needs the same credentials as the endpoint (when auth is on). */
+  readonly metricsAuth?: boolean;
   /** True once close() began: new requests get 503. */
   readonly closing: () => boolean;
 }
@@ -88,7 +90,6 @@ const SESSION_REQUIRED = errorResponseJson(
   ErrorCode.InvalidRequest,
   "Mcp-Session-Id header required. Send an initialize request to obtain one.",
 );
-const UNAUTHORIZED = errorResponseJson(null, ErrorCode.ServerError, "Unauthorized");
 const FORBIDDEN = errorResponseJson(
   null,
   ErrorCode.ServerError,
@@ -112,7 +113,11 @@ const METHOD_NOT_ALLOWED = errorResponseJson(null, ErrorCode.ServerError, "Metho
 const SHUTTING_DOWN = errorResponseJson(null, ErrorCode.InternalError, "Server is shutting down");
 const INVALID_REQUEST = "Invalid JSON-RPC 2.0 request";
 
-const BEARER: ResponseHeaders = Object.freeze({ "www-authenticate": "Bearer" });
+/** The protected resource metadata is public (RFC 9728 §3): browser clients may read it. */
+const METADATA_HEADERS: ResponseHeaders = Object.freeze({
+  "access-control-allow-origin": "*",
+  "cache-control": "max-age=300",
+});
 const RETRY_SOON: ResponseHeaders = Object.freeze({ "retry-after": "1" });
 
 /**
@@ -249,15 +254,24 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       : scopeOf({ sessionId: null, principal, address: null });
   }
 
-  /** Step: the principal (null without auth), or 401 before the body is read. */
+  /**
+   * Step: the principal (null without auth), or the refusal before the body is read: 400
+   * (malformed credentials), 401 (none, or a bad token), 403 (a scope the server requires),
+   * 503 (the authorization server unreachable: fail closed), each with its challenge.
+   */
   async function authenticated(
     input: RequestInput,
     target: ResponseTarget,
   ): Promise<Principal | null | Answered> {
     if (authenticate === null) return null;
-    const principal = await authenticate(input.native as IncomingMessage);
-    if (principal !== null) return principal;
-    return refuseUnread(input, target, 401, UNAUTHORIZED, BEARER);
+    const decision = await authenticate(input);
+    if (decision.ok) return decision.principal;
+    const headers: Record<string, string> = {};
+    if (decision.challenge !== null) headers["www-authenticate"] = decision.challenge;
+    if (decision.status === 503) headers["retry-after"] = "5";
+    const code = decision.status === 400 ? ErrorCode.InvalidRequest : ErrorCode.ServerError;
+    const json = errorResponseJson(null, code, decision.message);
+    return refuseUnread(input, target, decision.status, json, headers);
   }
 
   /** Step: what the client accepts, or 415 / 406 / 413 before the body is read. */
@@ -589,15 +603,30 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
           return;
       }
     }
-    input.body.skip();
     if (route === "/health" && (input.method === "GET" || input.method === "HEAD")) {
+      input.body.skip();
       return writeJson(target, 200, HEALTH_JSON);
     }
+    const resourceServer = authenticate?.resourceServer ?? null;
+    if (resourceServer !== null && (input.method === "GET" || input.method === "HEAD")) {
+      const document = resourceServer.metadataFor(route, path);
+      if (document !== null) {
+        input.body.skip();
+        return writeJson(target, 200, document, null, METADATA_HEADERS);
+      }
+    }
     if (route === "/metrics" && metrics !== null && input.method === "GET") {
-      if (!originPolicy.allows(headers)) return writeJson(target, 403, FORBIDDEN);
+      if (!originPolicy.allows(headers)) {
+        refuseUnread(input, target, 403, FORBIDDEN);
+        return;
+      }
+      // Optional: the same credentials as the endpoint (README "Production auth").
+      if (config.metricsAuth === true && (await authenticated(input, target)) === ANSWERED) return;
+      input.body.skip();
       const text = await metrics.render(config.registry);
       return writeText(target, 200, text, "text/plain; version=0.0.4; charset=utf-8");
     }
+    input.body.skip();
     writeText(target, 404, "Not found");
   }
 

@@ -11,8 +11,10 @@
 export {
   type Authenticator,
   type AuthOptions,
+  type AuthRequest,
   bearerToken,
   createAuthenticator,
+  MIN_SECRET_BYTES,
 } from "./authenticate.js";
 export { createRequestCore, type EndpointConfig, type RequestCore } from "./endpoint.js";
 export {

@@ -19,6 +19,7 @@ import {
   ServerMetrics,
 } from "../http/index.js";
 import { parseTrustProxy } from "../identity/index.js";
+import type { ResourceServer } from "../identity/oauth/index.js";
 import { resolvePoolOptions } from "../isolation/pool-options.js";
 import { WorkerPool } from "../isolation/worker-pool.js";
 import {
@@ -256,6 +257,11 @@ class ConduitMcpServer implements McpServer {
         return this.pool;
       },
       cacheTtlMs: options.cacheTtlMs,
+      // MCP 2025-11-25 "Runtime Insufficient Scope Errors": the 403 names the metadata too.
+      insufficientScopeChallenge:
+        authenticate?.resourceServer === undefined || authenticate.resourceServer === null
+          ? undefined
+          : authenticate.resourceServer.insufficientScopeChallenge,
     });
     this.tools = this.dispatcher.tools;
     this.resources = this.dispatcher.resources;
@@ -278,8 +284,10 @@ class ConduitMcpServer implements McpServer {
       keepAliveMs: options.keepAliveMs,
       maxStreamBufferBytes: options.maxStreamBufferBytes,
       metrics: this.metrics,
+      metricsAuth: options.metricsAuth,
       closing: () => this.closing,
     });
+    this.resourceServer = authenticate?.resourceServer ?? null;
     this.handler = createNodeListener(core);
     this.path = options.path;
     // The other doors (stdio) drive the same dispatcher under the same bounds.
@@ -293,6 +301,7 @@ class ConduitMcpServer implements McpServer {
   }
 
   private readonly path: string;
+  private readonly resourceServer: ResourceServer | null;
 
   concurrency(): ConcurrencySnapshot {
     return {
@@ -307,6 +316,17 @@ class ConduitMcpServer implements McpServer {
     const port = options.port ?? 0;
     if (this.httpServer !== null || this.closing) {
       return Promise.reject(new Error("conduit-mcp: listen() was already called"));
+    }
+    if (this.resourceServer?.resource === null && !isLoopbackListenHost(host)) {
+      // The audience tokens must name cannot be guessed from a public bind address (a proxy or
+      // a TLS terminator usually stands in front), and must never come from a Host header.
+      return Promise.reject(
+        new InvalidOptionError(
+          "auth.oauth.resource",
+          "set when listening on a non-loopback address (the public URL of the endpoint)",
+          undefined,
+        ),
+      );
     }
     // Bound to loopback: only loopback Host/Origin headers (DNS-rebinding protection).
     this.originPolicy.loopbackOnly = isLoopbackListenHost(host);
@@ -345,8 +365,11 @@ class ConduitMcpServer implements McpServer {
         server.removeListener("error", onError);
         const address = server.address() as AddressInfo;
         const urlHost = address.address.includes(":") ? `[${address.address}]` : address.address;
+        const url = `http://${urlHost}:${address.port}${this.path}`;
+        // Default resource (RFC 8707 audience) on loopback: the URL the server is reached at.
+        this.resourceServer?.useDefaultResource(url);
         resolve({
-          url: `http://${urlHost}:${address.port}${this.path}`,
+          url,
           host: address.address,
           port: address.port,
         });

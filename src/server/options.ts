@@ -82,7 +82,11 @@ export interface McpServerOptions {
   readonly sessions?: boolean | SessionOptions;
   /** Refuse (400) requests other than initialize without a session. Default false; needs sessions. */
   readonly requireSession?: boolean;
-  /** Bearer tokens and/or a verify hook; 401 when configured and neither authenticates. Default off. */
+  /**
+   * Bearer tokens (secrets of at least 16 bytes), an OAuth 2.1 resource server (`oauth`) and/or
+   * a verify hook; 401 with a `WWW-Authenticate` challenge when configured and none
+   * authenticates. Default off.
+   */
   readonly auth?: AuthOptions;
   /** Which peers may set `X-Forwarded-For` (hop count or CIDR list). Default: trust nothing. */
   readonly trustProxy?: TrustProxyOption;
@@ -154,6 +158,8 @@ export interface McpServerOptions {
   readonly maxConnections?: number;
   /** Serve `GET /metrics` (Prometheus text). Default false. */
   readonly metrics?: boolean;
+  /** `GET /metrics` needs the same credentials as the MCP endpoint (needs `auth`). Default false. */
+  readonly metricsAuth?: boolean;
   /**
    * The worker pool isolated tools run in (created on the first isolated call, closed by
    * close()). Defaults: `maxWorkers` = cores - 1 (at least 1), `maxQueue` 1 000 (beyond →
@@ -207,6 +213,7 @@ export interface ResolvedOptions {
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;
   readonly metrics: boolean;
+  readonly metricsAuth: boolean;
   readonly workerPool: WorkerPoolOptions;
   readonly cacheTtlMs: number;
   readonly onError: HandlerErrorHook | null;
@@ -363,6 +370,10 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
   if (allowedOrigins !== undefined && !Array.isArray(allowedOrigins)) {
     throw new InvalidOptionError("allowedOrigins", "an array of origin strings", allowedOrigins);
   }
+  const metricsAuth = optionalBoolean(options.metricsAuth, "metricsAuth") ?? false;
+  if (metricsAuth && options.auth === undefined) {
+    throw new InvalidOptionError("metricsAuth", "used together with auth", metricsAuth);
+  }
   return {
     name,
     version,
@@ -423,6 +434,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       DEFAULTS.maxConnections,
     ),
     metrics: optionalBoolean(options.metrics, "metrics") ?? false,
+    metricsAuth,
     workerPool: checkWorkerPool(options.workerPool),
     cacheTtlMs: nonNegativeInteger(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
     onError: errorHook(options.onError),

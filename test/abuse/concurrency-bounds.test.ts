@@ -12,9 +12,9 @@ import { describe, test } from "node:test";
 import { createMcpServer, type McpServer, type McpServerOptions } from "../../src/server/index.js";
 import { callBody, cancelBody, probes, rpc, testTools, until } from "../server/fixtures.js";
 
-const ALICE = { authorization: "Bearer alice-secret" };
-const BOB = { authorization: "Bearer bob-secret" };
-const AUTH = { tokens: { "alice-secret": "alice", "bob-secret": "bob" } };
+const ALICE = { authorization: "Bearer alice-secret-0123456789" };
+const BOB = { authorization: "Bearer bob-secret-0123456789" };
+const AUTH = { tokens: { "alice-secret-0123456789": "alice", "bob-secret-0123456789": "bob" } };
 
 async function withServer(
   options: Omit<McpServerOptions, "tools">,

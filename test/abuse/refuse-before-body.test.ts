@@ -80,7 +80,12 @@ const JSON_HEADERS = { "content-type": "application/json", accept: "application/
 
 describe("refused requests never have their body read", () => {
   const cases: Array<[string, Omit<McpServerOptions, "tools">, Record<string, string>, number]> = [
-    ["401 (no credentials)", { auth: { tokens: { s3cret: "alice" } } }, JSON_HEADERS, 401],
+    [
+      "401 (no credentials)",
+      { auth: { tokens: { "s3cret-0123456789": "alice" } } },
+      JSON_HEADERS,
+      401,
+    ],
     ["415 (not JSON)", {}, { "content-type": "text/plain", accept: "application/json" }, 415],
     ["406 (accepts neither)", {}, { "content-type": "application/json", accept: "text/html" }, 406],
   ];
@@ -103,7 +108,7 @@ describe("refused requests never have their body read", () => {
   }
 
   test("no 100 Continue before the checks: a refused client gets its 401 and no 100", async () => {
-    await withServer({ auth: { tokens: { s3cret: "alice" } } }, async (port) => {
+    await withServer({ auth: { tokens: { "s3cret-0123456789": "alice" } } }, async (port) => {
       const pushed = await push(
         port,
         head({ ...JSON_HEADERS, "content-length": 40, expect: "100-continue" }),
@@ -116,7 +121,7 @@ describe("refused requests never have their body read", () => {
   });
 
   test("100 Continue once the checks passed, then the answer", async () => {
-    await withServer({ auth: { tokens: { s3cret: "alice" } } }, async (port) => {
+    await withServer({ auth: { tokens: { "s3cret-0123456789": "alice" } } }, async (port) => {
       const body = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
       const socket = connect(port, "127.0.0.1");
       let received = "";
@@ -126,7 +131,7 @@ describe("refused requests never have their body read", () => {
       socket.write(
         head({
           ...JSON_HEADERS,
-          authorization: "Bearer s3cret",
+          authorization: "Bearer s3cret-0123456789",
           "content-length": body.length,
           expect: "100-continue",
         }),

@@ -59,9 +59,9 @@ describe("serveOptions", () => {
     const options = serveOptions(
       command([
         "--token",
-        "alice=s1",
+        "alice=secret-s1-0123456789",
         "--token",
-        "bob=s2",
+        "bob=secret-s2-0123456789",
         "--trust-proxy",
         "1",
         "--stream-cancel-timeout",
@@ -73,7 +73,9 @@ describe("serveOptions", () => {
       ]),
     );
     try {
-      assert.deepEqual(options.auth, { tokens: { s1: "alice", s2: "bob" } });
+      assert.deepEqual(options.auth, {
+        tokens: { "secret-s1-0123456789": "alice", "secret-s2-0123456789": "bob" },
+      });
       assert.equal(options.trustProxy, 1);
       assert.equal(options.streamCancelTimeoutMs, 200);
       assert.equal(options.closeGraceMs, 50);

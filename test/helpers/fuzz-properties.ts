@@ -24,7 +24,7 @@ import { type Answer, checkAnswer, httpExchange, rawExchange, rawRequest } from 
 
 const MODERN = "2026-07-28";
 const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
-const SECRET = "fuzz-secret";
+const SECRET = "fuzz-secret-0123456789";
 
 /** Two servers (open with sessions, and bearer-authenticated) and a keep-alive agent. */
 export interface FuzzTarget {

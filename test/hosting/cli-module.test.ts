@@ -37,7 +37,7 @@ const MODULES: Record<string, string> = {
     export const b = defineTool({ name: "same", handler: () => "b" });`,
 };
 
-const AS_ALICE = { ...MCP_HEADERS, authorization: "Bearer s3cret" };
+const AS_ALICE = { ...MCP_HEADERS, authorization: "Bearer s3cret-0123456789" };
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
 function call(name: string, args: Record<string, unknown> = {}) {
@@ -63,7 +63,14 @@ describe("conduit-mcp serve MODULE", { timeout: 120_000 }, () => {
   });
 
   test("named tool exports (a .ts module) are served, with the flags on top", async () => {
-    const cli = await startCli(["serve", PROBE_TOOLS, "--port", "0", "--token", "alice=s3cret"]);
+    const cli = await startCli([
+      "serve",
+      PROBE_TOOLS,
+      "--port",
+      "0",
+      "--token",
+      "alice=s3cret-0123456789",
+    ]);
     try {
       assert.equal((await rpc(cli.url, LIST)).status, 401, "--token applies to the module");
       const listed = await rpc(cli.url, LIST, AS_ALICE);

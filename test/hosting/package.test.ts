@@ -208,7 +208,7 @@ describe("the packed package, installed in an empty project", { timeout: 120_000
     await writeFile(join(app, "example.mjs"), js);
     const child = spawn(process.execPath, ["example.mjs"], {
       cwd: app,
-      env: { ...process.env, PORT: "0", TOKEN: "s3cret" },
+      env: { ...process.env, PORT: "0", TOKEN: "s3cret-0123456789" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
@@ -241,7 +241,7 @@ describe("the packed package, installed in an empty project", { timeout: 120_000
           }),
         });
       assert.equal((await call("wrong")).status, 401);
-      const answer = (await (await call("s3cret")).json()) as {
+      const answer = (await (await call("s3cret-0123456789")).json()) as {
         result: { content: { text: string }[] };
       };
       assert.equal(answer.result.content[0]?.text, "2 pages");

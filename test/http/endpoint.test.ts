@@ -132,7 +132,7 @@ describe("endpoint over raw HTTP", () => {
   });
 
   test("GET on the endpoint is 405; unknown paths are 404; /health is 200 without auth", async () => {
-    await withServer({ auth: { tokens: { s: "alice" } } }, async (url) => {
+    await withServer({ auth: { tokens: { "secret-s-0123456789": "alice" } } }, async (url) => {
       const get = await fetch(url, { headers: { accept: "text/event-stream" } });
       assert.equal(get.status, 405);
       assert.equal(get.headers.get("allow"), "POST");
@@ -230,13 +230,24 @@ describe("sessions over raw HTTP", () => {
 
   test("a session belongs to the principal that created it", async () => {
     await withServer(
-      { sessions: true, auth: { tokens: { a: "alice", b: "bob" } } },
+      {
+        sessions: true,
+        auth: { tokens: { "secret-a-0123456789": "alice", "secret-b-0123456789": "bob" } },
+      },
       async (url) => {
-        const init = await rpc(url, INIT, { authorization: "Bearer a" });
+        const init = await rpc(url, INIT, { authorization: "Bearer secret-a-0123456789" });
         const id = init.headers.get("mcp-session-id") as string;
-        await stillServes(url, { authorization: "Bearer a", "mcp-session-id": id });
+        await stillServes(url, {
+          authorization: "Bearer secret-a-0123456789",
+          "mcp-session-id": id,
+        });
         assert.equal(
-          (await rpc(url, PING, { authorization: "Bearer b", "mcp-session-id": id })).status,
+          (
+            await rpc(url, PING, {
+              authorization: "Bearer secret-b-0123456789",
+              "mcp-session-id": id,
+            })
+          ).status,
           404,
         );
       },
@@ -246,11 +257,11 @@ describe("sessions over raw HTTP", () => {
 
 describe("auth and origin checks", () => {
   test("401 with WWW-Authenticate without a valid token; the token's principal scopes the request", async () => {
-    await withServer({ auth: { tokens: { "s3cret-alice": "alice" } } }, async (url) => {
+    await withServer({ auth: { tokens: { "s3cret-alice-0123456789": "alice" } } }, async (url) => {
       for (const headers of [
         {},
         { authorization: "Bearer wrong" },
-        { authorization: "Basic s3cret-alice" },
+        { authorization: "Basic s3cret-alice-0123456789" },
       ]) {
         const answer = await rpc(url, PING, headers);
         assert.equal(answer.status, 401);
@@ -258,7 +269,7 @@ describe("auth and origin checks", () => {
         assert.equal(answer.json.id, null);
       }
       const started = rpc(url, callBody("a-1", "sleep", { ms: 30, tag: "auth-scope" }), {
-        authorization: "Bearer s3cret-alice",
+        authorization: "Bearer s3cret-alice-0123456789",
       });
       assert.equal((await started).status, 200);
       const { probes } = await import("../server/fixtures.js");

@@ -21,7 +21,9 @@ describe("a 2025-era and a 2026-07-28 client on the same server", () => {
   test("each cancels its own calls, by its own era's means, while the other's keep running", async () => {
     const server = createMcpServer({
       tools: testTools(),
-      auth: { tokens: { "secret-legacy": "legacy", "secret-modern": "modern" } },
+      auth: {
+        tokens: { "secret-legacy-0123456789": "legacy", "secret-modern-0123456789": "modern" },
+      },
       sessions: true,
     });
     const { url } = await server.listen();
@@ -33,12 +35,12 @@ describe("a 2025-era and a 2026-07-28 client on the same server", () => {
     try {
       await legacy.connect(
         new LegacyTransport(new URL(url), {
-          requestInit: { headers: { authorization: "Bearer secret-legacy" } },
+          requestInit: { headers: { authorization: "Bearer secret-legacy-0123456789" } },
         }),
       );
       await modern.connect(
         new ModernTransport(new URL(url), {
-          requestInit: { headers: { authorization: "Bearer secret-modern" } },
+          requestInit: { headers: { authorization: "Bearer secret-modern-0123456789" } },
         }),
       );
       assert.equal(modern.getProtocolEra(), "modern");

@@ -28,8 +28,8 @@ import {
 
 const skip = redisSkipReason();
 const CANCELLED = -32800;
-const ALICE = { authorization: "Bearer alice-secret" };
-const BOB = { authorization: "Bearer bob-secret" };
+const ALICE = { authorization: "Bearer alice-secret-0123456789" };
+const BOB = { authorization: "Bearer bob-secret-0123456789" };
 /**
  * Rounds per batch, after one warm-up round. The 50 ms bound applies to the median of a batch
  * (the suite runs two files at once on small machines, so single rounds can be preempted); up to
@@ -109,9 +109,9 @@ describe("three --redis nodes: principals and sessions", { skip: skip ?? false }
     nodes = await startNodes(server.url, 3, [
       "--sessions",
       "--token",
-      "alice=alice-secret",
+      "alice=alice-secret-0123456789",
       "--token",
-      "bob=bob-secret",
+      "bob=bob-secret-0123456789",
     ]);
   });
   after(async () => {

@@ -76,10 +76,10 @@ async function checkIsolation(
 describe("isolation between tenants using the same request id", () => {
   test("two bearer tokens", async () => {
     await checkIsolation(
-      { auth: { tokens: { "secret-alice": "alice", "secret-bob": "bob" } } },
+      { auth: { tokens: { "secret-alice-0123456789": "alice", "secret-bob-0123456789": "bob" } } },
       async () => [
-        { headers: { authorization: "Bearer secret-alice" }, scope: "principal:alice" },
-        { headers: { authorization: "Bearer secret-bob" }, scope: "principal:bob" },
+        { headers: { authorization: "Bearer secret-alice-0123456789" }, scope: "principal:alice" },
+        { headers: { authorization: "Bearer secret-bob-0123456789" }, scope: "principal:bob" },
       ],
       "iso-token",
     );
