@@ -132,7 +132,7 @@ function positive(name: string, text: string): number {
 }
 
 const TOKENS: Record<string, string> = {};
-for (let t = 0; t < TENANTS; t++) TOKENS[`soak-secret-${t}`] = `tenant-${t}`;
+for (let t = 0; t < TENANTS; t++) TOKENS[`soak-secret-0123456789-${t}`] = `tenant-${t}`;
 
 // ---------------------------------------------------------------------------------------------
 // A server node (in this process, or in a child process with --role node)
@@ -548,7 +548,7 @@ function callHeaders(plan: Plan, body: string): Record<string, string | number> 
   const headers: Record<string, string | number> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
-    authorization: `Bearer soak-secret-${plan.tenant}`,
+    authorization: `Bearer soak-secret-0123456789-${plan.tenant}`,
     "content-length": Buffer.byteLength(body),
   };
   if (plan.era === "modern") {
@@ -602,7 +602,7 @@ function sendCancelOnce(
       headers: {
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
-        authorization: `Bearer soak-secret-${tenant}`,
+        authorization: `Bearer soak-secret-0123456789-${tenant}`,
         "mcp-protocol-version": LEGACY_VERSION,
         "content-length": Buffer.byteLength(body),
       },
