@@ -357,12 +357,32 @@ async function cancelledCall(
       timers.push(setTimeout(() => sendCancel(attempt + 1, next), CANCEL_EFFECT_MS));
     });
   };
+  let started = false;
   const running = startCall(ctx, call, ms, () => {
+    started = true;
     timers.push(setTimeout(() => sendCancel(0, cancelNode), delay));
   });
   const got = await running.done;
   ended = true;
   for (const t of timers) clearTimeout(t);
+  if (started && got.ending === "broken") {
+    // Its node died under it: the client gives up and cancels anyway, through a live node. The
+    // dead node's in-flight entry is still in Redis until its lease lapses, so the cancel is
+    // recorded, and nobody will ever clear that row: only the TTL janitor removes it.
+    const late = await exchange(
+      url(ctx, otherNode(ctx, call.node)),
+      "POST",
+      headers("2025", ctx.secrets[tenant] as string),
+      JSON.stringify({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: call.id, reason: "chaos soak: its node died" },
+      }),
+    ).done;
+    ctx.tally.note(
+      `cancel after the call's node died → ${late.ending === "complete" ? late.status : late.ending}`,
+    );
+  }
   return { got, firstCancelAt, cancelNodes };
 }
 

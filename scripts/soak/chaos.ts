@@ -116,6 +116,7 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
     const loadSeconds = (performance.now() - started) / 1_000;
     await chaos.done;
     const loadEnded = performance.now();
+    const partingLeft = chaos.parting.left;
     // Every node back (a restart still under way has finished with the schedule).
     const allAlive = cluster.aliveIndexes().length === settings.nodes;
 
@@ -173,9 +174,13 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       ],
       ...outcomes.map(([k, n]): [string, string] => [`  outcome: ${k}`, String(n)]),
       ...notes.map(([k, n]): [string, string] => [`  ${k}`, String(n)]),
-      ["Redis right after the load (rows / in-flight entries)", `${peak.rows} / ${peak.inFlight}`],
       [
-        "Redis clean (no row, no entry, live leases only) after",
+        "Redis 0.3 s after the parting SIGKILL (rows / in-flight entries)",
+        partingLeft === null ? "?" : `${partingLeft.rows} / ${partingLeft.inFlightEntries}`,
+      ],
+      ["Redis when the load ended (rows / in-flight entries)", `${peak.rows} / ${peak.inFlight}`],
+      [
+        "Redis clean (no row, no entry, live leases only) after the load ended",
         `${(cleanAfterMs / 1_000).toFixed(1)} s (bound ${(boundMs / 1_000).toFixed(1)} s = 2 leases + TTL + janitor + 3 s)`,
       ],
       [
@@ -304,7 +309,8 @@ function schedule(
   random: Random,
   settings: ChaosSettings,
   started: number,
-): { done: Promise<void> } {
+): { done: Promise<void>; parting: { killedAt: number; left: Leftovers | null } } {
+  const parting: { killedAt: number; left: Leftovers | null } = { killedAt: 0, left: null };
   const endAt = started + settings.durationS * 1_000;
   const running: Promise<void>[] = [];
   let nodeBusy = false;
@@ -344,9 +350,22 @@ function schedule(
         );
       }
     }
+    // The parting shot: the load's end, while its longest calls still run. The victim's
+    // in-flight entries (and the rows of cancels aimed at its calls) stay behind in Redis until
+    // its lease lapses and the TTL passes, which is what the end check then watches go.
+    await sleep(Math.max(0, endAt - performance.now()));
     await Promise.all(running);
+    const victim = random.between(1, settings.nodes - 1);
+    const event = cluster.timeline.open("node-kill", victim);
+    await cluster.kill(victim);
+    parting.killedAt = performance.now();
+    await sleep(300);
+    parting.left = await scanLeftovers(cluster.redis.url);
+    await sleep(random.between(200, 1_000));
+    await cluster.restart(victim);
+    cluster.timeline.close(event);
   })();
-  return { done };
+  return { done, parting };
 }
 
 /** Each node's `heap` tool result (undefined where the node could not answer). */

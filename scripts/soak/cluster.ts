@@ -49,7 +49,7 @@ export class ChaosCluster {
   readonly slots: NodeSlot[] = [];
   redis!: RedisServer;
   private readonly options: ClusterOptions;
-  private readonly timeline: Timeline;
+  readonly timeline: Timeline;
   /** Processes this cluster killed or stopped on purpose. */
   private readonly intended = new Set<ChildProcess>();
 

@@ -363,11 +363,13 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    // Forgotten before Redis is asked: a write-back of the outage copy (flush) running while the
+    // delete waits for Redis must not find the session still there and write it again.
+    const kept = this.forget(id);
     const n = await this.call(
       (c) => c.conduitMcpSessionDeleteV2(this.sessionKey(id), id, this.keys.luaBase),
       UNAVAILABLE,
     );
-    const kept = this.forget(id);
     if (n !== UNAVAILABLE) return n === 1;
     if (this.pendingDeletes.size < Math.max(1, this.localMax)) this.pendingDeletes.add(id);
     return kept;
@@ -456,7 +458,11 @@ export class RedisSessionStore implements SessionStore {
     this.flushing = true;
     try {
       for (const [id, kept] of [...this.local]) {
-        if (!kept.pending) continue;
+        // Read again from the live copy, not the list taken before the first await: a session
+        // deleted (or refreshed) on this node since then must not be written back from it. The
+        // write below is sent before any other code runs, so a delete after this check reaches
+        // Redis after the write and removes the session.
+        if (!kept.pending || this.local.get(id) !== kept) continue;
         const outcome = await this.write(kept.record, true);
         if (outcome === UNAVAILABLE) return;
         if (outcome === 2 && kept.record.logLevel !== null) {

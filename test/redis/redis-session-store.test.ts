@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
+import { Redis } from "ioredis";
+
 import { RedisSessionStore } from "../../src/redis/index.js";
 import type { SessionRecord } from "../../src/sessions/session-store.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
@@ -140,5 +142,46 @@ describe("RedisSessionStore", { skip: skip ?? false }, () => {
     assert.equal(seen?.logLevel, "debug");
     // Redis restarted empty, so "before" is gone either way; the delete was replayed harmlessly.
     assert.equal(await other.get("before"), undefined);
+  });
+  it("a session deleted while its outage copy is being written back stays deleted", async () => {
+    // Found by the chaos soak (docs/soak.md): sessions created during an outage are written back
+    // one by one when Redis returns; one deleted on this node before its turn came was written
+    // back anyway, from the list taken when the write-back began, and lived on in Redis.
+    const client = new Redis(server.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 50,
+    });
+    client.on("error", () => {});
+    const prefix = freshPrefix("flush-race");
+    const store = new RedisSessionStore({ redis: client, prefix, logger: () => {} });
+    stores.push(store);
+    const inspect = new Redis(server.url, { lazyConnect: true });
+    try {
+      assert.ok(await store.ready(5_000));
+      await server.pause();
+      assert.equal(await store.create(session("first", 0)), "created");
+      assert.equal(await store.create(session("second", 0)), "created");
+      // Runs right after the store's own "ready" handler has begun the write-back (listeners run
+      // in the order they were added): the first session is on its way, the second not yet.
+      const deleted = new Promise<boolean>((resolve) => {
+        client.once("ready", () => void store.delete("second").then(resolve));
+      });
+      await server.start();
+      await deleted;
+      await inspect.connect();
+      const key = (id: string) => `{${prefix}}:sess:${id}`;
+      for (let i = 0; i < 200 && (await inspect.exists(key("first"))) === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.equal(await inspect.exists(key("first")), 1, "the first session was written back");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(await inspect.exists(key("second")), 0, "the deleted session came back");
+      assert.equal(await store.get("second"), undefined);
+    } finally {
+      inspect.disconnect();
+      await store.close();
+      client.disconnect();
+    }
   });
 });
