@@ -23,6 +23,7 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   { path: "diagnostics.ts", rank: 1 },
   { path: "reflect.ts", rank: 1 },
   { path: "logging-levels.ts", rank: 1 },
+  { path: "option-schema.ts", rank: 1 },
   // Building blocks: tenant identity, cancellation bookkeeping, sessions.
   { path: "identity", rank: 2 },
   { path: "cancellation", rank: 2 },

@@ -2,7 +2,7 @@
  * The two error families of conduit-mcp (DESIGN.md, "Conventions"):
  *
  * - **Wire errors** carry a numeric JSON-RPC code and go to the client. {@link ErrorCode} lists
- *   every code this library sends; {@link JsonRpcError} is the shape on the wire.
+ *   every code this library sends.
  * - **Local errors** are classes with a stable string `code`, thrown or returned inside the
  *   process. They are never serialised to the wire as they are: their message may name internals.
  *
@@ -43,21 +43,11 @@ export const ErrorCode = {
 /** One of the numeric codes in {@link ErrorCode}. */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** The `error` member of a JSON-RPC error response. */
-export interface JsonRpcError {
-  readonly code: number;
-  readonly message: string;
-  readonly data?: unknown;
-}
-
 /** Stable string codes of local errors; safe to switch on, never change between versions. */
 export type ConduitErrorCode =
   | "CONDUIT_ERR_INVALID_OPTION"
-  | "CONDUIT_ERR_INVALID_REQUEST_ID"
-  | "CONDUIT_ERR_CANCELLATION_LIMIT"
   | "CONDUIT_ERR_REQUEST_CANCELLED"
   | "CONDUIT_ERR_STORE_CLOSED"
-  | "CONDUIT_ERR_STORE_UNAVAILABLE"
   | "CONDUIT_ERR_TOOL_KILLED"
   | "CONDUIT_ERR_TOOL_FAILED"
   | "CONDUIT_ERR_POOL_FULL"
@@ -113,25 +103,8 @@ export class InvalidParamsError extends ConduitError {
   }
 }
 
-/** A request id is neither a safe integer nor a string of at most 256 UTF-8 bytes. */
-export class InvalidRequestIdError extends ConduitError {
-  constructor() {
-    super(
-      "CONDUIT_ERR_INVALID_REQUEST_ID",
-      "request ids must be a safe integer or a string of at most 256 UTF-8 bytes",
-    );
-  }
-}
-
-/** A scope already holds its quota of cancellation rows (the seed's `:cancellation_limit_reached`). */
-export class CancellationLimitError extends ConduitError {
-  constructor() {
-    super("CONDUIT_ERR_CANCELLATION_LIMIT", "too many outstanding cancellations in this scope");
-  }
-}
-
 /** Why a request's signal aborted. */
-export type CancellationSource = "notification" | "disconnect" | "timeout" | "shutdown" | "library";
+export type CancellationSource = "notification" | "disconnect" | "shutdown" | "library";
 
 /**
  * The `reason` of every request's `AbortSignal` once it aborts: says which cause fired

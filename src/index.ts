@@ -56,7 +56,6 @@ export {
   type ToolKilledMessage,
 } from "./diagnostics.js";
 export {
-  CancellationLimitError,
   type CancellationSource,
   ConduitError,
   type ConduitErrorCode,
@@ -64,9 +63,7 @@ export {
   type ErrorCodeValue,
   InvalidOptionError,
   InvalidParamsError,
-  InvalidRequestIdError,
   IsolatedToolError,
-  type JsonRpcError,
   RequestCancelledError,
   StoreClosedError,
   ToolKilledError,

@@ -7,7 +7,7 @@
  * overlapping sweeps. The timer is `unref()`ed: it never keeps the process alive.
  */
 import { channels } from "../diagnostics.js";
-import { duration } from "./options.js";
+import { OPTION, readOption } from "../option-schema.js";
 
 /** Options of {@link CancellationJanitor}. */
 export interface CancellationJanitorOptions {
@@ -49,7 +49,8 @@ export class CancellationJanitor {
   private started = false;
 
   constructor(options: CancellationJanitorOptions) {
-    this.intervalMs = duration(
+    this.intervalMs = readOption(
+      OPTION.intervalMs,
       "janitorIntervalMs",
       options.intervalMs,
       DEFAULT_JANITOR_INTERVAL_MS,

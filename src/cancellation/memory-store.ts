@@ -12,8 +12,8 @@
  *   a key, as several handles may share one).
  */
 import { type CancellationSource, StoreClosedError } from "../errors.js";
+import { OPTION, readOption } from "../option-schema.js";
 import { chooseEvictions, evictionBatchSize, type StoredRow } from "./eviction.js";
-import { clockOption, rowLimit } from "./options.js";
 import type {
   CancellationRow,
   CancellationStore,
@@ -80,13 +80,14 @@ export class MemoryCancellationStore implements CancellationStore {
   private closed = false;
 
   constructor(options: MemoryCancellationStoreOptions = {}) {
-    this.maxRows = rowLimit("maxRows", options.maxRows, DEFAULT_MAX_ROWS);
-    this.maxRowsPerScope = rowLimit(
+    this.maxRows = readOption(OPTION.positiveLimit, "maxRows", options.maxRows, DEFAULT_MAX_ROWS);
+    this.maxRowsPerScope = readOption(
+      OPTION.positiveLimit,
       "maxRowsPerScope",
       options.maxRowsPerScope,
       DEFAULT_MAX_ROWS_PER_SCOPE,
     );
-    this.clock = clockOption("clock", options.clock);
+    this.clock = readOption(OPTION.clock, "clock", options.clock, Date.now);
     this.batch = evictionBatchSize(this.maxRows);
   }
 

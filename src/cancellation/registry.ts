@@ -10,10 +10,10 @@ import { randomBytes } from "node:crypto";
 
 import { channels } from "../diagnostics.js";
 import { type CancellationSource, InvalidOptionError, RequestCancelledError } from "../errors.js";
+import { OPTION, readOption } from "../option-schema.js";
 import { reflectText } from "../reflect.js";
 import { CancellationJanitor, DEFAULT_JANITOR_INTERVAL_MS } from "./janitor.js";
 import { MemoryCancellationStore } from "./memory-store.js";
-import { clockOption, duration } from "./options.js";
 import { normalizeRequestId } from "./request-id.js";
 import type {
   AbortListener,
@@ -188,16 +188,15 @@ export class CancellationRegistry {
   private closed = false;
 
   constructor(options: CancellationRegistryOptions = {}) {
-    this.clock = clockOption("clock", options.clock);
-    this.ttlMs = duration("ttlMs", options.ttlMs, DEFAULT_TTL_MS);
-    const intervalMs = duration(
+    this.clock = readOption(OPTION.clock, "clock", options.clock, Date.now);
+    this.ttlMs = readOption(OPTION.durationMs, "ttlMs", options.ttlMs, DEFAULT_TTL_MS);
+    const intervalMs = readOption(
+      OPTION.intervalMs,
       "janitorIntervalMs",
       options.janitorIntervalMs,
       DEFAULT_JANITOR_INTERVAL_MS,
     );
-    if (options.janitor !== undefined && typeof options.janitor !== "boolean") {
-      throw new InvalidOptionError("janitor", "a boolean", options.janitor);
-    }
+    readOption(OPTION.boolean, "janitor", options.janitor, undefined);
     if (options.store !== undefined) {
       if (options.maxRows !== undefined) {
         throw new InvalidOptionError(

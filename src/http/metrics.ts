@@ -27,7 +27,7 @@ const METHOD_LABELS: ReadonlySet<string> = new Set([
   "server/discover",
 ]);
 
-const CANCELLATION_SOURCES = ["notification", "disconnect", "timeout", "library"] as const;
+const CANCELLATION_SOURCES = ["notification", "disconnect", "library"] as const;
 const TOOL_OUTCOMES: readonly ToolOutcome[] = ["ok", "error", "cancelled", "killed"];
 /** Every method whose handler runs tracked and cancellable, like a tool. */
 const HANDLER_METHODS = ["tools/call", "resources/read", "prompts/get", "completion/complete"];
@@ -66,7 +66,6 @@ export class ServerMetrics implements DispatchObserver {
   private readonly cancellations: Record<string, number> = {
     notification: 0,
     disconnect: 0,
-    timeout: 0,
     library: 0,
   };
   private subscribed = false;

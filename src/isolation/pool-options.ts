@@ -1,11 +1,14 @@
 /**
  * Options of {@link WorkerPool}, checked at construction so a misconfiguration fails at start-up,
- * never mid-request (the same rule as the registry's options, issue 2).
+ * never mid-request (see src/option-schema.ts).
  */
 import { availableParallelism } from "node:os";
 import type { ResourceLimits } from "node:worker_threads";
 
+import { z } from "zod";
+
 import { InvalidOptionError } from "../errors.js";
+import { MAX_TIMER_MS, OPTION, optionKind, readOption } from "../option-schema.js";
 
 /** What `new WorkerPool(options)` takes; every field is optional. */
 export interface WorkerPoolOptions {
@@ -49,6 +52,12 @@ export interface ResolvedPoolOptions {
   readonly resourceLimits: ResourceLimits | undefined;
 }
 
+/** Idle timeouts are timer delays (Infinity: no timer at all). */
+const IDLE_TIMEOUT = optionKind(
+  z.union([z.number().min(0).max(MAX_TIMER_MS), z.literal(Number.POSITIVE_INFINITY)]),
+  `milliseconds from 0 to ${MAX_TIMER_MS}, or Infinity`,
+);
+
 const RESOURCE_LIMIT_KEYS = [
   "maxOldGenerationSizeMb",
   "maxYoungGenerationSizeMb",
@@ -85,37 +94,20 @@ export function resolvePoolOptions(options: WorkerPoolOptions = {}): ResolvedPoo
 }
 
 function checkMaxWorkers(value: unknown): number {
-  if (value === undefined) return Math.max(1, availableParallelism() - 1);
-  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
-  throw new InvalidOptionError("maxWorkers", "a positive integer", value);
+  const fallback = Math.max(1, availableParallelism() - 1);
+  return readOption(OPTION.positiveInteger, "maxWorkers", value, fallback);
 }
 
 function checkPositive(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (value === Number.POSITIVE_INFINITY) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
-  throw new InvalidOptionError(option, "a positive integer or Infinity", value);
+  return readOption(OPTION.positiveLimit, option, value, fallback);
 }
 
 function checkMaxQueue(value: unknown): number {
-  if (value === undefined) return 1000;
-  if (value === Number.POSITIVE_INFINITY) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
-  throw new InvalidOptionError("maxQueue", "a non-negative integer or Infinity", value);
+  return readOption(OPTION.nonNegativeLimit, "maxQueue", value, 1000);
 }
 
 function checkIdleTimeout(value: unknown): number {
-  if (value === undefined) return 30_000;
-  if (value === Number.POSITIVE_INFINITY) return value;
-  // setTimeout clamps anything above 2^31 - 1 ms to 1 ms; refuse it instead of surprising.
-  if (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 2_147_483_647) {
-    return value;
-  }
-  throw new InvalidOptionError(
-    "idleTimeoutMs",
-    "milliseconds from 0 to 2147483647, or Infinity",
-    value,
-  );
+  return readOption(IDLE_TIMEOUT, "idleTimeoutMs", value, 30_000);
 }
 
 function checkResourceLimits(value: unknown): ResourceLimits | undefined {

@@ -14,7 +14,6 @@ import { hostname } from "node:os";
 import type { RedisOptions } from "ioredis";
 import { Cluster, Redis } from "ioredis";
 import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/memory-store.js";
-import { rowLimit } from "../cancellation/options.js";
 import type {
   CancellationRow,
   CancellationStore,
@@ -23,6 +22,7 @@ import type {
   RemoteCancellation,
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
+import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
 import { bounded } from "./bounded.js";
 import { KeyLayout, pairMember, type ShardKeys, type Wire, wire } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
@@ -200,22 +200,28 @@ export class RedisCancellationStore implements CancellationStore {
     if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
       throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
     }
-    const maxRows = rowLimit("maxRows", options.maxRows, DEFAULT_MAX_ROWS);
-    const maxPerScope = rowLimit(
+    const maxRows = readOption(OPTION.positiveLimit, "maxRows", options.maxRows, DEFAULT_MAX_ROWS);
+    const maxPerScope = readOption(
+      OPTION.positiveLimit,
       "maxRowsPerScope",
       options.maxRowsPerScope,
       DEFAULT_MAX_ROWS_PER_SCOPE,
     );
-    this.leaseMs = positiveInteger("leaseMs", options.leaseMs, 15_000, 3);
-    this.timeoutMs = positiveInteger("commandTimeoutMs", options.commandTimeoutMs, 1_000, 1);
-    const streamLength = positiveInteger("catchUpLength", options.catchUpLength, 1_000, 1);
-    if (options.clock !== undefined && typeof options.clock !== "function") {
-      throw new InvalidOptionError("clock", "a function returning milliseconds", options.clock);
-    }
-    this.clock = options.clock ?? null;
-    if (options.logger !== undefined && typeof options.logger !== "function") {
-      throw new InvalidOptionError("logger", "a function", options.logger);
-    }
+    this.leaseMs = readOption(integerBetween(3, MAX_TIMER_MS), "leaseMs", options.leaseMs, 15_000);
+    this.timeoutMs = readOption(
+      OPTION.timerMs,
+      "commandTimeoutMs",
+      options.commandTimeoutMs,
+      1_000,
+    );
+    const streamLength = readOption(
+      OPTION.positiveInteger,
+      "catchUpLength",
+      options.catchUpLength,
+      1_000,
+    );
+    this.clock = readOption(OPTION.clock, "clock", options.clock, null);
+    readOption(OPTION.logger, "logger", options.logger, undefined);
     const nodeId = options.nodeId ?? defaultNodeId();
     if (typeof nodeId !== "string" || !NODE_ID.test(nodeId)) {
       throw new InvalidOptionError(
@@ -239,10 +245,12 @@ export class RedisCancellationStore implements CancellationStore {
     } else {
       throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
     }
-    const shards = options.shards ?? (this.client instanceof Cluster ? 16 : 1);
-    if (!Number.isSafeInteger(shards) || shards < 1 || shards > 1_024) {
-      throw new InvalidOptionError("shards", "an integer from 1 to 1024", shards);
-    }
+    const shards = readOption(
+      integerBetween(1, 1_024),
+      "shards",
+      options.shards,
+      this.client instanceof Cluster ? 16 : 1,
+    );
     // The cap per shard: the whole table never holds more than maxRows.
     const shardCap = Number.isFinite(maxRows) ? Math.max(1, Math.floor(maxRows / shards)) : -1;
     this.maxRowsArg = String(shardCap);
@@ -759,17 +767,4 @@ function defaultNodeId(): string {
       .replace(/[^\x21-\x7e]/g, "")
       .slice(0, 64) || "node";
   return `${host}-${process.pid}-${randomUUID().slice(0, 8)}`;
-}
-
-function positiveInteger(
-  option: string,
-  value: number | undefined,
-  fallback: number,
-  min: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidOptionError(option, `an integer ≥ ${min}`, value);
-  }
-  return value;
 }

@@ -15,6 +15,7 @@
 import { Cluster, Redis } from "ioredis";
 
 import { InvalidOptionError, StoreClosedError } from "../errors.js";
+import { OPTION, readOption } from "../option-schema.js";
 import { DEFAULT_MAX_SESSIONS_PER_SCOPE } from "../sessions/memory-session-store.js";
 import type {
   SessionCreateOutcome,
@@ -225,36 +226,25 @@ export class RedisSessionStore implements SessionStore {
     if (typeof prefix !== "string" || !/^[^{}]{1,128}$/.test(prefix)) {
       throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
     }
-    const max = options.maxSessions ?? 100_000;
-    if (!(max === Number.POSITIVE_INFINITY || (Number.isSafeInteger(max) && max >= 0))) {
-      throw new InvalidOptionError("maxSessions", "a non-negative integer or Infinity", max);
-    }
-    const perScope = options.maxSessionsPerScope ?? DEFAULT_MAX_SESSIONS_PER_SCOPE;
-    if (
-      !(perScope === Number.POSITIVE_INFINITY || (Number.isSafeInteger(perScope) && perScope >= 0))
-    ) {
-      throw new InvalidOptionError(
-        "maxSessionsPerScope",
-        "a non-negative integer or Infinity",
-        perScope,
-      );
-    }
+    const max = readOption(OPTION.nonNegativeLimit, "maxSessions", options.maxSessions, 100_000);
+    const perScope = readOption(
+      OPTION.nonNegativeLimit,
+      "maxSessionsPerScope",
+      options.maxSessionsPerScope,
+      DEFAULT_MAX_SESSIONS_PER_SCOPE,
+    );
     this.maxPerScope = perScope;
     this.maxPerScopeArg = Number.isFinite(perScope) ? String(perScope) : "-1";
-    const localMax = options.localCopySize ?? 10_000;
-    if (!Number.isSafeInteger(localMax) || localMax < 0) {
-      throw new InvalidOptionError("localCopySize", "a non-negative integer", localMax);
-    }
-    this.localMax = localMax;
-    const timeout = options.commandTimeoutMs ?? 1_000;
-    if (!Number.isSafeInteger(timeout) || timeout < 1) {
-      throw new InvalidOptionError("commandTimeoutMs", "a positive integer", timeout);
-    }
+    this.localMax = readOption(
+      OPTION.nonNegativeInteger,
+      "localCopySize",
+      options.localCopySize,
+      10_000,
+    );
+    const timeout = readOption(OPTION.timerMs, "commandTimeoutMs", options.commandTimeoutMs, 1_000);
     this.timeoutMs = timeout;
-    if (options.clock !== undefined && typeof options.clock !== "function") {
-      throw new InvalidOptionError("clock", "a function returning milliseconds", options.clock);
-    }
-    this.clock = options.clock ?? null;
+    this.clock = readOption(OPTION.clock, "clock", options.clock, null);
+    readOption(OPTION.logger, "logger", options.logger, undefined);
     this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "sessions");
     if (typeof options.redis === "string" && options.redis.length > 0) {
       this.client = new Redis(options.redis, {

@@ -33,7 +33,6 @@ const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 const SOURCES: ReadonlySet<string> = new Set<CancellationSource>([
   "notification",
   "disconnect",
-  "timeout",
   "shutdown",
   "library",
 ]);

@@ -10,6 +10,7 @@ import { InvalidOptionError } from "../errors.js";
 import type { AuthOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
+import { OPTION, readOption } from "../option-schema.js";
 import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
 import type { SessionStore } from "../sessions/index.js";
 import { type HandlerErrorHook, logHandlerError } from "../telemetry/index.js";
@@ -311,28 +312,23 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       store: undefined,
     };
   } else if (typeof s === "object" && s !== null && !Array.isArray(s)) {
-    const maxSessions = s.maxSessions ?? DEFAULTS.maxSessions;
-    if (
-      !(
-        maxSessions === Number.POSITIVE_INFINITY ||
-        (Number.isSafeInteger(maxSessions) && maxSessions >= 0)
-      )
-    ) {
-      throw new InvalidOptionError(
-        "sessions.maxSessions",
-        "a non-negative integer or Infinity",
-        maxSessions,
-      );
-    }
+    const maxSessions = readOption(
+      OPTION.nonNegativeLimit,
+      "sessions.maxSessions",
+      s.maxSessions,
+      DEFAULTS.maxSessions,
+    );
     const maxSessionsPerScope = positiveInteger(
       s.maxSessionsPerScope,
       "sessions.maxSessionsPerScope",
       DEFAULTS.maxSessionsPerScope,
     );
-    const ttlMs = s.ttlMs ?? DEFAULTS.sessionTtlMs;
-    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
-      throw new InvalidOptionError("sessions.ttlMs", "a positive integer (ms)", ttlMs);
-    }
+    const ttlMs = readOption(
+      OPTION.positiveInteger,
+      "sessions.ttlMs",
+      s.ttlMs,
+      DEFAULTS.sessionTtlMs,
+    );
     const store = s.store;
     if (
       store !== undefined &&
@@ -403,21 +399,17 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     ),
     headersTimeoutMs,
     requestTimeoutMs,
-    bodyTimeoutMs: nonNegativeInteger(
-      options.bodyTimeoutMs,
-      "bodyTimeoutMs",
-      DEFAULTS.bodyTimeoutMs,
-    ),
+    bodyTimeoutMs: timerOrZero(options.bodyTimeoutMs, "bodyTimeoutMs", DEFAULTS.bodyTimeoutMs),
     cancelOnDisconnect:
       optionalBoolean(options.cancelOnDisconnect, "cancelOnDisconnect") ??
       DEFAULTS.cancelOnDisconnect,
-    streamCancelTimeoutMs: nonNegativeInteger(
+    streamCancelTimeoutMs: timerOrZero(
       options.streamCancelTimeoutMs,
       "streamCancelTimeoutMs",
       DEFAULTS.streamCancelTimeoutMs,
     ),
-    keepAliveMs: nonNegativeInteger(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
-    closeGraceMs: nonNegativeInteger(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
+    keepAliveMs: timerOrZero(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
+    closeGraceMs: timerOrZero(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
     maxStreamBufferBytes: positiveInteger(
       options.maxStreamBufferBytes,
       "maxStreamBufferBytes",
@@ -436,7 +428,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     metrics: optionalBoolean(options.metrics, "metrics") ?? false,
     metricsAuth,
     workerPool: checkWorkerPool(options.workerPool),
-    cacheTtlMs: nonNegativeInteger(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
+    cacheTtlMs: timerOrZero(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
     onError: errorHook(options.onError),
   };
 }
@@ -458,51 +450,23 @@ function checkWorkerPool(value: WorkerPoolOptions | undefined): WorkerPoolOption
 }
 
 function optionalString(value: unknown, option: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length === 0 || value.length > 200) {
-    throw new InvalidOptionError(option, "a string of 1-200 characters", value);
-  }
-  return value;
+  return readOption(OPTION.label, option, value, undefined);
 }
 
 function optionalBoolean(value: unknown, option: string): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "boolean") throw new InvalidOptionError(option, "a boolean", value);
-  return value;
+  return readOption(OPTION.boolean, option, value, undefined);
 }
 
 function positiveInteger(value: unknown, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidOptionError(option, "a positive integer", value);
-  }
-  return value;
+  return readOption(OPTION.positiveInteger, option, value, fallback);
 }
 
 /** A timeout that must be on (node's server timeouts: 0 would disable the protection). */
 function positiveTimer(value: unknown, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== "number" ||
-    !Number.isSafeInteger(value) ||
-    value <= 0 ||
-    value > 2_147_483_647
-  ) {
-    throw new InvalidOptionError(option, "an integer from 1 to 2147483647 (ms)", value);
-  }
-  return value;
+  return readOption(OPTION.timerMs, option, value, fallback);
 }
 
-/** Timer values: setTimeout clamps above 2^31-1 ms, so larger values are refused. */
-function nonNegativeInteger(value: unknown, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== "number" ||
-    !Number.isSafeInteger(value) ||
-    value < 0 ||
-    value > 2_147_483_647
-  ) {
-    throw new InvalidOptionError(option, "an integer from 0 to 2147483647 (ms)", value);
-  }
-  return value;
+/** A timer delay where 0 switches the timer off. */
+function timerOrZero(value: unknown, option: string, fallback: number): number {
+  return readOption(OPTION.timerOrZeroMs, option, value, fallback);
 }

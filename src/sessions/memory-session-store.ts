@@ -6,7 +6,7 @@
  * address or principal minting sessions can never lock other tenants out (a global cap alone
  * would be a cross-tenant denial of service).
  */
-import { InvalidOptionError } from "../errors.js";
+import { OPTION, readOption } from "../option-schema.js";
 import type { SessionCreateOutcome, SessionRecord, SessionStore } from "./session-store.js";
 
 /** Default maximum number of sessions. */
@@ -217,9 +217,5 @@ class Bucket {
 }
 
 function bound(option: string, value: number | undefined, fallback: number): number {
-  const max = value ?? fallback;
-  if (!(max === Number.POSITIVE_INFINITY || (Number.isSafeInteger(max) && max >= 0))) {
-    throw new InvalidOptionError(option, "a non-negative integer or Infinity", max);
-  }
-  return max;
+  return readOption(OPTION.nonNegativeLimit, option, value, fallback);
 }

@@ -553,7 +553,7 @@ describe("CancellationRegistry: handle signal and listener slot", () => {
     first.signal.addEventListener("abort", () => order.push("signal"));
     first.setAbortListener({ handleEvent: () => order.push("slot") });
     first.abort(new RequestCancelledError("disconnect"));
-    first.abort(new RequestCancelledError("timeout"));
+    first.abort(new RequestCancelledError("shutdown"));
     assert.deepEqual(order, ["slot", "signal"]);
     assert.equal(reasonOf(first).source, "disconnect", "the first cause stays");
     const second = await registry.track(2, "s");

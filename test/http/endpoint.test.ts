@@ -357,7 +357,6 @@ describe("metrics", () => {
         "# TYPE conduit_mcp_cancellations_total counter",
         'conduit_mcp_cancellations_total{source="notification"} 0',
         'conduit_mcp_cancellations_total{source="disconnect"} 0',
-        'conduit_mcp_cancellations_total{source="timeout"} 0',
         'conduit_mcp_cancellations_total{source="library"} 0',
         "# TYPE conduit_mcp_tool_calls_total counter",
         'conduit_mcp_tool_calls_total{tool="echo",outcome="ok"} 1',
