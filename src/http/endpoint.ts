@@ -511,7 +511,13 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     try {
       await dispatcher.handleRequest(
         request,
-        { scope, principal, sessionId: session.sessionId, logLevel: session.logLevel },
+        {
+          scope,
+          principal,
+          sessionId: session.sessionId,
+          logLevel: session.logLevel,
+          headers: input.headers,
+        },
         exchange,
       );
     } finally {
@@ -551,7 +557,13 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     try {
       await dispatcher.handleModernRequest(
         request,
-        { scope: admission.origin, principal, sessionId: null, logLevel: envelope.logLevel },
+        {
+          scope: admission.origin,
+          principal,
+          sessionId: null,
+          logLevel: envelope.logLevel,
+          headers: input.headers,
+        },
         exchange,
         envelope,
       );

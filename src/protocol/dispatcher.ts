@@ -11,7 +11,6 @@
 import type { CancellationRegistry, TrackOptions } from "../cancellation/index.js";
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { type CancellationSource, ErrorCode, RequestCancelledError } from "../errors.js";
-import type { Principal } from "../identity/index.js";
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
@@ -47,6 +46,7 @@ import { META_SERVER_INFO, type PresentedParamHeaders } from "./modern-envelope.
 import { checkParamHeaders } from "./param-headers.js";
 import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
 import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
+import type { RequestInfo, RequestMeta } from "./request-info.js";
 import { isResourceUri, toContents } from "./resource-contents.js";
 import type { ResponseSink } from "./response-sink.js";
 import {
@@ -55,16 +55,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "./versions.js";
 
-/** Who sent a request: fixed once by the transport, before dispatch. */
-export interface RequestMeta {
-  /** `session:…` > `principal:…` > `ip:…` (identity/scopeOf). */
-  readonly scope: string;
-  readonly principal: Principal | null;
-  /** The validated session id, or null. */
-  readonly sessionId: string | null;
-  /** The session's `logging/setLevel` threshold, or null (send every level). */
-  readonly logLevel: LoggingLevel | null;
-}
+export type { RequestInfo, RequestMeta } from "./request-info.js";
 
 /**
  * What {@link SessionHooks.create} resolves: the new session's id, or why none was created —
@@ -97,6 +88,13 @@ export interface DispatchObserver {
   handlerStarted?(info: HandlerInfo): void;
   /** A handler ended (answered, failed, was cancelled, or was abandoned: `killed`). */
   handlerEnded?(info: HandlerInfo, end: HandlerEnd): void;
+  /**
+   * A request (any method) is about to run. May return a sink standing in for `sink` (it must
+   * forward every member) to see how the request's exchange ends: tracing ends its span there.
+   */
+  requestStarted?(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined;
+  /** Runs the user's handler (`run`) inside the observer's context: tracing makes its span active. */
+  runHandler?(info: HandlerInfo, run: () => unknown): unknown;
 }
 
 /** The server's identity as `initialize` and `server/discover` publish it (MCP `Implementation`). */
@@ -160,6 +158,8 @@ export interface MethodRequest {
   readonly handle: RequestHandle;
   /** The 2026-07-28 envelope's facts, or null for a 2025-era request. */
   readonly modern: ModernRequestInfo | null;
+  /** What observers were told about the request; null when none asked. */
+  readonly info: RequestInfo | null;
 }
 
 /** One entry of the method table. */
@@ -203,7 +203,7 @@ export class Dispatcher implements HandlerCallHost {
   /** @internal HandlerCallHost: set by {@link abortAll} for a shutdown. */
   shuttingDown = false;
   private readonly registry: CancellationRegistry;
-  private readonly observer: DispatchObserver | null;
+  private observer: DispatchObserver | null;
   private readonly sessions: SessionHooks | null;
   private readonly methods = new Map<string, MethodDefinition>();
   private readonly cursors: ListCursors;
@@ -285,6 +285,14 @@ export class Dispatcher implements HandlerCallHost {
     if (options.instructions !== undefined) discover.instructions = options.instructions;
     this.discoverJson = JSON.stringify(discover);
     this.defineBuiltInMethods();
+  }
+
+  /**
+   * Replaces the observer (the server adds tracing once its optional API has loaded); requests
+   * already running keep reporting to the one they started with where they hold it.
+   */
+  setObserver(observer: DispatchObserver | null): void {
+    this.observer = observer;
   }
 
   /** Handler invocations currently running (not yet settled or abandoned). */
@@ -456,6 +464,13 @@ export class Dispatcher implements HandlerCallHost {
     }
   }
 
+  /** @internal HandlerCallHost: runs the handler, inside the observer's context if it has one. */
+  invoke(call: HandlerCall): unknown {
+    const observer = this.observer;
+    if (observer?.runHandler === undefined) return call.invocation.invoke(call);
+    return observer.runHandler(call.info, () => call.invocation.invoke(call));
+  }
+
   /** @internal HandlerCallHost. */
   started(call: HandlerCall): void {
     const observer = this.observer;
@@ -497,14 +512,26 @@ export class Dispatcher implements HandlerCallHost {
       sink.respond(internalErrorJson(id));
       return;
     }
-    const request: MethodRequest = {
-      id,
-      params: message.params as Record<string, unknown> | undefined,
-      meta,
-      sink,
-      handle,
-      modern,
-    };
+    const params = message.params as Record<string, unknown> | undefined;
+    let info: RequestInfo | null = null;
+    let answerSink = sink;
+    const observer = this.observer;
+    if (observer?.requestStarted !== undefined) {
+      info = {
+        method: message.method,
+        requestId: id,
+        params,
+        meta,
+        protocolEra: modern === null ? "2025-11-25" : "2026-07-28",
+        handle,
+      };
+      try {
+        answerSink = observer.requestStarted(info, sink) ?? sink;
+      } catch {
+        // An observer's failure is its own.
+      }
+    }
+    const request: MethodRequest = { id, params, meta, sink: answerSink, handle, modern, info };
     try {
       await definition.run(request);
     } catch {
@@ -531,6 +558,7 @@ export class Dispatcher implements HandlerCallHost {
       logLevel: meta.logLevel,
       sessionId: meta.sessionId,
       modern: request.modern !== null,
+      request: request.info,
     });
     this.active.add(call);
     if (meta.sessionId !== null) {

@@ -33,6 +33,7 @@ import {
   notificationJson,
   successResponseJson,
 } from "./json-rpc.js";
+import type { ProtocolEra, RequestInfo } from "./request-info.js";
 import type { ResponseSink, SinkListener } from "./response-sink.js";
 import type { ToolContext } from "./tool-context.js";
 
@@ -41,8 +42,7 @@ export type HandlerOutcome = "ok" | "error" | "cancelled" | "killed";
 /** The outcome of a tool call (the same four values). */
 export type ToolOutcome = HandlerOutcome;
 
-/** Which protocol era a request was served in. */
-export type ProtocolEra = "2025-11-25" | "2026-07-28";
+export type { ProtocolEra } from "./request-info.js";
 
 /** What an observer learns when a handler starts (and again, with {@link HandlerEnd}, when it ends). */
 export interface HandlerInfo {
@@ -58,6 +58,8 @@ export interface HandlerInfo {
   readonly protocolEra: ProtocolEra;
   /** The authenticated principal's id, or null. */
   readonly principalId: string | null;
+  /** The request this invocation answers, as observers were told of it; null when none asked. */
+  readonly request: RequestInfo | null;
 }
 
 /** How a handler ended. */
@@ -105,6 +107,8 @@ export interface HandlerCallHost {
   cancelHandle(handle: RequestHandle, reason: string, source: CancellationSource): Promise<boolean>;
   /** Untracks then clears; never rejects. */
   release(call: HandlerCall): Promise<void>;
+  /** Runs the invocation's handler (inside an observer's context, for tracing). */
+  invoke(call: HandlerCall): unknown;
   /** Reports the start and the end of every invocation (metrics, error hooks, tracing). */
   started(call: HandlerCall): void;
   ended(call: HandlerCall, end: HandlerEnd): void;
@@ -126,6 +130,8 @@ export interface HandlerCallOptions {
   readonly sessionId: string | null;
   /** A 2026-07-28 request: disconnect always cancels, results carry `resultType`. */
   readonly modern: boolean;
+  /** The request as observers were told of it, if any asked. */
+  readonly request?: RequestInfo | null | undefined;
 }
 
 const RUNNING = 0;
@@ -166,6 +172,7 @@ export class HandlerCall implements ToolContext, SinkListener {
   /** The worker task of an isolated tool while it runs. */
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
+  private readonly request: RequestInfo | null;
 
   constructor(options: HandlerCallOptions) {
     this.host = options.host;
@@ -186,6 +193,7 @@ export class HandlerCall implements ToolContext, SinkListener {
           ? Number.POSITIVE_INFINITY
           : 0;
     this.sessionId = options.sessionId;
+    this.request = options.request ?? null;
   }
 
   /** What observers are told about this call (built on first use, then the same object). */
@@ -199,6 +207,7 @@ export class HandlerCall implements ToolContext, SinkListener {
       sessionId: this.sessionId,
       protocolEra: this.modern ? "2026-07-28" : "2025-11-25",
       principalId: typeof this.principal?.id === "string" ? this.principal.id : null,
+      request: this.request,
     });
     return this.described;
   }
@@ -254,7 +263,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     let json: string;
     let end: HandlerEnd;
     try {
-      const checked = this.invocation.toResult(await this.invocation.invoke(this), this.modern);
+      const checked = this.invocation.toResult(await this.host.invoke(this), this.modern);
       if (checked.ok) {
         const result = this.modern ? { ...checked.result, resultType: "complete" } : checked.result;
         json = successResponseJson(this.requestId, JSON.stringify(result));

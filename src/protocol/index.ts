@@ -65,6 +65,7 @@ export {
   type MethodDefinition,
   type MethodRequest,
   type ModernRequestInfo,
+  type RequestInfo,
   type RequestMeta,
   type ServerIdentity,
   type SessionCreation,

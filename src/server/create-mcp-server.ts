@@ -39,8 +39,13 @@ import {
   SessionJanitor,
   type SessionStore,
 } from "../sessions/index.js";
-import { combineObservers, ErrorReporter } from "../telemetry/index.js";
-import { type McpServerOptions, resolveOptions } from "./options.js";
+import {
+  combineObservers,
+  createTracing,
+  ErrorReporter,
+  loadOpenTelemetry,
+} from "../telemetry/index.js";
+import { type McpServerOptions, PACKAGE_VERSION, resolveOptions } from "./options.js";
 import { registerTransportCore } from "./transport-core.js";
 
 /** Where a listening server can be reached. */
@@ -162,6 +167,8 @@ class ConduitMcpServer implements McpServer {
   private httpServer: Server | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
+  /** Settles once tracing is on, or known to be unavailable (never rejects). */
+  private readonly tracingReady: Promise<void>;
 
   constructor(input: McpServerOptions) {
     const options = resolveOptions(input);
@@ -235,6 +242,7 @@ class ConduitMcpServer implements McpServer {
     // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
     const poolOptions = options.workerPool;
     resolvePoolOptions(poolOptions);
+    const reporter = new ErrorReporter(options.onError);
     this.dispatcher = new Dispatcher({
       ...surfaceOptions(input),
       name: options.name,
@@ -246,7 +254,7 @@ class ConduitMcpServer implements McpServer {
       registry: this.registry,
       streamCancelTimeoutMs: options.streamCancelTimeoutMs,
       cancelOnDisconnect: options.cancelOnDisconnect,
-      observer: combineObservers([this.metrics, new ErrorReporter(options.onError)]),
+      observer: combineObservers([this.metrics, reporter]),
       sessions: hooks,
       workerPool: () => {
         if (this.pool === null) {
@@ -263,6 +271,16 @@ class ConduitMcpServer implements McpServer {
           ? undefined
           : authenticate.resourceServer.insufficientScopeChallenge,
     });
+    // Tracing joins the observers once the optional API has loaded; without it nothing changes.
+    const tracing = options.tracing;
+    this.tracingReady =
+      tracing === null
+        ? Promise.resolve()
+        : loadOpenTelemetry().then((api) => {
+            if (api === null || this.closing) return;
+            const tracer = createTracing(api, tracing.tracerProvider, PACKAGE_VERSION);
+            this.dispatcher.setObserver(combineObservers([this.metrics, reporter, tracer]));
+          });
     this.tools = this.dispatcher.tools;
     this.resources = this.dispatcher.resources;
     this.resourceTemplates = this.dispatcher.resourceTemplates;
@@ -311,7 +329,13 @@ class ConduitMcpServer implements McpServer {
     };
   }
 
-  listen(options: { host?: string; port?: number } = {}): Promise<ListenAddress> {
+  async listen(options: { host?: string; port?: number } = {}): Promise<ListenAddress> {
+    // Spans from the very first request, when tracing is available.
+    await this.tracingReady;
+    return this.startListening(options);
+  }
+
+  private startListening(options: { host?: string; port?: number }): Promise<ListenAddress> {
     const host = options.host ?? "127.0.0.1";
     const port = options.port ?? 0;
     if (this.httpServer !== null || this.closing) {

@@ -13,7 +13,11 @@ import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-op
 import { OPTION, readOption } from "../option-schema.js";
 import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
 import type { SessionStore } from "../sessions/index.js";
-import { type HandlerErrorHook, logHandlerError } from "../telemetry/index.js";
+import {
+  type HandlerErrorHook,
+  logHandlerError,
+  type TracerProviderLike,
+} from "../telemetry/index.js";
 
 /** Session options (2025-era `Mcp-Session-Id`). */
 export interface SessionOptions {
@@ -180,6 +184,13 @@ export interface McpServerOptions {
    * `conduit-mcp:tool:error` channel still publishes). Default: one line on stderr, no stack.
    */
   readonly onError?: HandlerErrorHook | false;
+  /**
+   * OpenTelemetry spans, one per request and one per handler (README, "OpenTelemetry"), when
+   * the optional peer `@opentelemetry/api` is installed: `true` (spans from the global tracer
+   * provider), `{ tracerProvider }` (from that provider) or `false` (off: the API is not even
+   * loaded). Spans start once the API has loaded; `listen()` waits for it. Default true.
+   */
+  readonly tracing?: boolean | { readonly tracerProvider?: TracerProviderLike };
 }
 
 /** Options after validation, with defaults applied. */
@@ -218,6 +229,8 @@ export interface ResolvedOptions {
   readonly workerPool: WorkerPoolOptions;
   readonly cacheTtlMs: number;
   readonly onError: HandlerErrorHook | null;
+  /** null: tracing off. */
+  readonly tracing: { readonly tracerProvider: TracerProviderLike | undefined } | null;
 }
 
 /** Documented defaults. */
@@ -430,7 +443,26 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     workerPool: checkWorkerPool(options.workerPool),
     cacheTtlMs: timerOrZero(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
     onError: errorHook(options.onError),
+    tracing: tracingOption(options.tracing),
   };
+}
+
+function tracingOption(value: unknown): ResolvedOptions["tracing"] {
+  if (value === undefined || value === true) return { tracerProvider: undefined };
+  if (value === false) return null;
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const provider = (value as { tracerProvider?: unknown }).tracerProvider;
+    if (provider === undefined) return { tracerProvider: undefined };
+    if (
+      typeof provider === "object" &&
+      provider !== null &&
+      typeof (provider as TracerProviderLike).getTracer === "function"
+    ) {
+      return { tracerProvider: provider as TracerProviderLike };
+    }
+    throw new InvalidOptionError("tracing.tracerProvider", "a TracerProvider", provider);
+  }
+  throw new InvalidOptionError("tracing", "a boolean or { tracerProvider? }", value);
 }
 
 function errorHook(value: unknown): HandlerErrorHook | null {

@@ -3,7 +3,14 @@
  * takes one observer, and each concern stays its own object. Each observer's failure is its own:
  * one that throws does not keep the others from hearing about the call.
  */
-import type { DispatchObserver, HandlerEnd, HandlerInfo, ToolOutcome } from "../protocol/index.js";
+import type {
+  DispatchObserver,
+  HandlerEnd,
+  HandlerInfo,
+  RequestInfo,
+  ResponseSink,
+  ToolOutcome,
+} from "../protocol/index.js";
 
 /**
  * Combines observers; `null` entries are skipped. None gives null, one gives itself (no
@@ -27,12 +34,46 @@ class CombinedObserver implements DispatchObserver {
   private readonly toolCalls: DispatchObserver[];
   private readonly starts: DispatchObserver[];
   private readonly ends: DispatchObserver[];
+  private readonly requests: DispatchObserver[];
+  private readonly runners: DispatchObserver[];
+  /** Present only when an observer wants requests: the dispatcher then pays nothing for them. */
+  readonly requestStarted?: (info: RequestInfo, sink: ResponseSink) => ResponseSink | undefined;
+  readonly runHandler?: (info: HandlerInfo, run: () => unknown) => unknown;
 
   constructor(observers: readonly DispatchObserver[]) {
     this.toolCalls = observers.filter((o) => o.toolCall !== undefined);
     this.starts = observers.filter((o) => o.handlerStarted !== undefined);
     this.ends = observers.filter((o) => o.handlerEnded !== undefined);
+    this.requests = observers.filter((o) => o.requestStarted !== undefined);
+    this.runners = observers.filter((o) => o.runHandler !== undefined);
+    if (this.requests.length > 0) this.requestStarted = this.startRequest;
+    if (this.runners.length > 0) this.runHandler = this.runInside;
   }
+
+  /** Each observer may stand its own sink in front of the one before. */
+  private readonly startRequest = (info: RequestInfo, sink: ResponseSink): ResponseSink => {
+    let current = sink;
+    for (const observer of this.requests) {
+      try {
+        current = observer.requestStarted?.(info, current) ?? current;
+      } catch {
+        // its own failure
+      }
+    }
+    return current;
+  };
+
+  /** The first observer's context is the outermost. */
+  private readonly runInside = (info: HandlerInfo, run: () => unknown): unknown => {
+    let inner = run;
+    for (let i = this.runners.length - 1; i >= 0; i--) {
+      const observer = this.runners[i] as DispatchObserver;
+      const next = inner;
+      inner = () =>
+        (observer.runHandler as NonNullable<DispatchObserver["runHandler"]>)(info, next);
+    }
+    return inner();
+  };
 
   toolCall(tool: string, outcome: ToolOutcome): void {
     for (const observer of this.toolCalls) {

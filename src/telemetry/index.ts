@@ -17,3 +17,9 @@ export {
   type HandlerErrorHook,
   logHandlerError,
 } from "./error-reporter.js";
+export {
+  type ApiImporter,
+  loadOpenTelemetry,
+  type OpenTelemetryApi,
+} from "./load-otel.js";
+export { createTracing, RequestTracing, type TracerProviderLike } from "./tracing.js";

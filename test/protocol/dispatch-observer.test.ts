@@ -140,6 +140,7 @@ describe("DispatchObserver and the method table", () => {
         sessionId: null,
         protocolEra: "2025-11-25",
         principalId: null,
+        request: null,
       },
     );
     await registry.close();
