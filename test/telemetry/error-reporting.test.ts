@@ -150,11 +150,11 @@ const body = (id: number, method: string, params: object) => ({
 describe("errors the operator can see", () => {
   test("a throwing tool is reported once (hook and channel) with name, id, scope; the client sees -32603 only", async () => {
     await withServer(
-      { auth: { tokens: { "s3cret-token": "alice" } } },
+      { auth: { tokens: { "s3cret-token-of-alice": "alice" } } },
       async (url, hooked, published) => {
         const answer = await rpc(url, callBody(7, "boom", {}), {
           ...json,
-          authorization: "Bearer s3cret-token",
+          authorization: "Bearer s3cret-token-of-alice",
         });
         assert.deepEqual(answer.json, {
           jsonrpc: "2.0",
