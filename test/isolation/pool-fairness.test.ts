@@ -31,7 +31,8 @@ describe("WorkerPool: per-scope fairness", () => {
       await until(() => pool.busy === 1 && pool.queued === 2, "the hog runs one, queues two");
       const started = performance.now();
       const value = await pool.run(echo, { text: "hi" }, { scope: "ip:198.51.100.1" });
-      assert.ok(performance.now() - started < 5_000);
+      // Without fairness it would wait for the hog forever; the bound only allows for a loaded machine.
+      assert.ok(performance.now() - started < 30_000);
       assert.notEqual(value, undefined);
       assert.deepEqual(
         hogTasks.map((task) => task.state),
