@@ -10,10 +10,12 @@
  * if (parsed.ok && parsed.command.kind === "serve") parsed.command.tokens; // { s3cret: "alice" }
  * ```
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 import { InvalidOptionError } from "../errors.js";
 import { parseTrustProxy } from "../identity/index.js";
+import { canonicalResource, scopeList, serviceUrl } from "../identity/oauth/index.js";
 
 /** `conduit-mcp serve …`: everything needed to build and start the demo server. */
 export interface ServeCommand {
@@ -28,6 +30,14 @@ export interface ServeCommand {
   readonly requireSession: boolean;
   /** Bearer secret → principal id, the shape of `createMcpServer({ auth: { tokens } })`. */
   readonly tokens: Readonly<Record<string, string>>;
+  /**
+   * OAuth 2.1 access tokens (`--oauth-issuer`, `--oauth-jwks-url`, …): the shape of
+   * `createMcpServer({ auth: { oauth } })` except `resource`, which serve.ts fills in from the
+   * endpoint URL when `--oauth-audience` is absent.
+   */
+  readonly oauth?: CliOAuth;
+  /** `GET /metrics` needs the same credentials as the endpoint (`--metrics-auth`). */
+  readonly metricsAuth?: boolean;
   /** Hop count or CIDR list, checked with `parseTrustProxy`; absent → trust no proxy. */
   readonly trustProxy?: number | string;
   /** Global cap of cancellation rows (`Infinity` disables it). */
@@ -67,6 +77,18 @@ export interface ServeCommand {
   readonly module?: string;
 }
 
+/** The `--oauth-*` flags, checked. */
+export interface CliOAuth {
+  readonly issuer: string;
+  readonly jwksUrl: string;
+  /** `--oauth-audience`: the canonical resource URI tokens must name. */
+  readonly resource?: string;
+  /** `--oauth-scopes a,b`: scopes every token must hold. */
+  readonly scopes: readonly string[];
+  /** `--oauth-authorization-server` (repeatable); default the issuer. */
+  readonly authorizationServers?: readonly string[];
+}
+
 /** What the command line asks for. */
 export type CliCommand = ServeCommand | { readonly kind: "help" } | { readonly kind: "version" };
 
@@ -100,7 +122,19 @@ Options:
   --sessions                     mint Mcp-Session-Id on initialize
   --require-session              reject requests without a session (implies --sessions)
   --token ID=SECRET              accept "Authorization: Bearer SECRET" as principal ID
-                                 (repeatable; tokens then scope cancellation per principal)
+                                 (repeatable; tokens then scope cancellation per principal;
+                                 SECRET at least 16 bytes)
+  --token-file PATH              read ID=SECRET lines from PATH (blank lines and # comments
+                                 ignored), so secrets stay out of the process list
+  --oauth-issuer URL             accept OAuth access tokens (JWT) issued by URL (exact iss)
+  --oauth-jwks-url URL           the issuer's JWKS (https; http only on loopback)
+  --oauth-audience URI           this server's canonical URI, the audience tokens must name
+                                 (default: the endpoint URL; required on a public --host)
+  --oauth-scopes a,b             scopes every token must hold (403 insufficient_scope)
+  --oauth-authorization-server URL
+                                 published in the protected resource metadata (repeatable;
+                                 default: the issuer)
+  --metrics-auth                 GET /metrics needs the same credentials as /mcp
   --trust-proxy HOPS|CIDR[,CIDR] read X-Forwarded-For from this many proxies, or from
                                  proxies in these ranges (also: loopback, linklocal, uniquelocal)
   --max-rows N|infinity          global cap of cancellation rows (default 10000)
@@ -143,6 +177,13 @@ const OPTIONS = {
   sessions: { type: "boolean" },
   "require-session": { type: "boolean" },
   token: { type: "string", multiple: true },
+  "token-file": { type: "string" },
+  "oauth-issuer": { type: "string" },
+  "oauth-jwks-url": { type: "string" },
+  "oauth-audience": { type: "string" },
+  "oauth-scopes": { type: "string" },
+  "oauth-authorization-server": { type: "string", multiple: true },
+  "metrics-auth": { type: "boolean" },
   "trust-proxy": { type: "string" },
   "max-rows": { type: "string" },
   "max-rows-per-scope": { type: "string" },
@@ -212,6 +253,13 @@ function serveCommand(
     sessions?: boolean | undefined;
     "require-session"?: boolean | undefined;
     token?: string[] | undefined;
+    "token-file"?: string | undefined;
+    "oauth-issuer"?: string | undefined;
+    "oauth-jwks-url"?: string | undefined;
+    "oauth-audience"?: string | undefined;
+    "oauth-scopes"?: string | undefined;
+    "oauth-authorization-server"?: string[] | undefined;
+    "metrics-auth"?: boolean | undefined;
     "trust-proxy"?: string | undefined;
     "max-rows"?: string | undefined;
     "max-rows-per-scope"?: string | undefined;
@@ -236,7 +284,10 @@ function serveCommand(
     // Requiring a session without minting any would refuse every request.
     sessions: values.sessions === true || requireSession,
     requireSession,
-    tokens: tokens(values.token ?? []),
+    tokens: tokens([
+      ...(values.token ?? []),
+      ...(values["token-file"] === undefined ? [] : tokenFile(values["token-file"])),
+    ]),
     metrics: values.metrics === true,
     stdio: values.stdio === true,
   };
@@ -247,6 +298,15 @@ function serveCommand(
     if (httpOnly !== undefined) {
       throw new UsageProblem(`--${httpOnly} applies to HTTP only; it cannot be used with --stdio`);
     }
+  }
+  const oauth = oauthFlags(values);
+  if (oauth !== undefined) command.oauth = oauth;
+  if (values["metrics-auth"] === true) {
+    if (!command.metrics) throw new UsageProblem("--metrics-auth needs --metrics");
+    if (oauth === undefined && Object.keys(command.tokens).length === 0) {
+      throw new UsageProblem("--metrics-auth needs --token, --token-file or --oauth-issuer");
+    }
+    command.metricsAuth = true;
   }
   if (values["trust-proxy"] !== undefined) command.trustProxy = trustProxy(values["trust-proxy"]);
   if (values["max-rows"] !== undefined)
@@ -298,6 +358,13 @@ const HTTP_ONLY_FLAGS = [
   "sessions",
   "require-session",
   "token",
+  "token-file",
+  "oauth-issuer",
+  "oauth-jwks-url",
+  "oauth-audience",
+  "oauth-scopes",
+  "oauth-authorization-server",
+  "metrics-auth",
   "trust-proxy",
   "metrics",
 ] as const;
@@ -382,6 +449,109 @@ function tokens(pairs: readonly string[]): Record<string, string> {
   // Built on a null prototype so a secret spelled "__proto__" is a key like any other; spreading
   // copies it as an own property of an ordinary object.
   return { ...map };
+}
+
+/** Most lines read from a `--token-file`. */
+const MAX_TOKEN_FILE_LINES = 10_000;
+
+/**
+ * `--token-file PATH`: one `ID=SECRET` a line; blank lines and `#` comments are skipped. A
+ * problem names the line number, never its content (it holds a secret).
+ */
+function tokenFile(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UsageProblem(
+      `--token-file ${show(path)} cannot be read (${String(code ?? "error")})`,
+    );
+  }
+  const lines = text.split(/\r?\n/);
+  if (lines.length > MAX_TOKEN_FILE_LINES) {
+    throw new UsageProblem(
+      `--token-file ${show(path)} has more than ${MAX_TOKEN_FILE_LINES} lines`,
+    );
+  }
+  const pairs: string[] = [];
+  for (const [index, raw] of lines.entries()) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const eq = line.indexOf("=");
+    if (eq <= 0 || eq === line.length - 1) {
+      throw new UsageProblem(`--token-file ${show(path)} line ${index + 1}: expected ID=SECRET`);
+    }
+    pairs.push(line);
+  }
+  if (pairs.length === 0)
+    throw new UsageProblem(`--token-file ${show(path)} has no ID=SECRET line`);
+  return pairs;
+}
+
+/** The `--oauth-*` flags, checked with the library's own rules (exit 2 instead of a crash). */
+function oauthFlags(values: {
+  "oauth-issuer"?: string | undefined;
+  "oauth-jwks-url"?: string | undefined;
+  "oauth-audience"?: string | undefined;
+  "oauth-scopes"?: string | undefined;
+  "oauth-authorization-server"?: string[] | undefined;
+}): CliOAuth | undefined {
+  const issuer = values["oauth-issuer"];
+  const jwksUrl = values["oauth-jwks-url"];
+  if (issuer === undefined && jwksUrl === undefined) {
+    const stray = (["oauth-audience", "oauth-scopes", "oauth-authorization-server"] as const).find(
+      (flag) => values[flag] !== undefined,
+    );
+    if (stray !== undefined)
+      throw new UsageProblem(`--${stray} needs --oauth-issuer and --oauth-jwks-url`);
+    return undefined;
+  }
+  if (issuer === undefined || jwksUrl === undefined) {
+    throw new UsageProblem("--oauth-issuer and --oauth-jwks-url go together");
+  }
+  const url = (flag: string, text: string): string => {
+    try {
+      serviceUrl(flag, text);
+    } catch {
+      throw new UsageProblem(
+        `${flag} must be an https URL (http only on a loopback host); got ${show(text)}`,
+      );
+    }
+    return text;
+  };
+  const oauth: { -readonly [K in keyof CliOAuth]: CliOAuth[K] } = {
+    issuer: url("--oauth-issuer", issuer),
+    jwksUrl: url("--oauth-jwks-url", jwksUrl),
+    scopes: [],
+  };
+  const audience = values["oauth-audience"];
+  if (audience !== undefined) {
+    try {
+      oauth.resource = canonicalResource("--oauth-audience", audience);
+    } catch {
+      throw new UsageProblem(
+        `--oauth-audience must be an https URL without query or fragment (http only on a loopback host); got ${show(audience)}`,
+      );
+    }
+  }
+  const scopesText = values["oauth-scopes"];
+  if (scopesText !== undefined) {
+    const scopes = scopeList(scopesText.split(",").map((scope) => scope.trim()));
+    if (scopes === null || scopes.length === 0) {
+      throw new UsageProblem(
+        `--oauth-scopes must be comma-separated scope names; got ${show(scopesText)}`,
+      );
+    }
+    oauth.scopes = scopes;
+  }
+  const servers = values["oauth-authorization-server"];
+  if (servers !== undefined) {
+    oauth.authorizationServers = servers.map((server) =>
+      url("--oauth-authorization-server", server),
+    );
+  }
+  return oauth;
 }
 
 /** Validated here with the library's own parser so a bad value exits 2 instead of crashing. */

@@ -14,6 +14,7 @@
  * ```
  */
 import { CancellationRegistry, type CancellationRegistryOptions } from "../cancellation/index.js";
+import type { OAuthOptions } from "../identity/oauth/index.js";
 // Types only (erased at runtime): the Redis code itself is loaded lazily by redisBackends.
 import type {
   RedisCancellationStore,
@@ -187,7 +188,14 @@ export function serveOptions(
   } else options.sessions = base.sessions ?? false;
   options.requireSession = command.requireSession || (base.requireSession ?? false);
   options.metrics = command.metrics || (base.metrics ?? false);
-  if (Object.keys(command.tokens).length > 0) options.auth = { tokens: { ...command.tokens } };
+  if (Object.keys(command.tokens).length > 0 || command.oauth !== undefined) {
+    options.auth = {
+      ...base.auth,
+      ...(Object.keys(command.tokens).length > 0 ? { tokens: { ...command.tokens } } : {}),
+      ...(command.oauth === undefined ? {} : { oauth: oauthOptions(command, base.path) }),
+    };
+  }
+  if (command.metricsAuth === true) options.metricsAuth = true;
   if (command.trustProxy !== undefined) options.trustProxy = command.trustProxy;
   if (command.streamCancelTimeoutMs !== undefined) {
     options.streamCancelTimeoutMs = command.streamCancelTimeoutMs;
@@ -200,6 +208,26 @@ export function serveOptions(
     options.maxConcurrentRequests = command.maxConcurrentRequests;
   }
   return options;
+}
+
+/**
+ * `auth.oauth` of the `--oauth-*` flags. Without `--oauth-audience` the resource is the endpoint
+ * URL as printed (`http://HOST:PORT/mcp`); with `--port 0` the library fixes it at listen().
+ */
+function oauthOptions(command: ServeCommand, path: string | undefined): OAuthOptions {
+  const flags = command.oauth as NonNullable<ServeCommand["oauth"]>;
+  const resource =
+    flags.resource ??
+    (command.port === 0 ? undefined : endpointUrl(command.host, command.port, path ?? "/mcp"));
+  return {
+    issuer: flags.issuer,
+    jwksUrl: flags.jwksUrl,
+    scopes: flags.scopes,
+    ...(resource === undefined ? {} : { resource }),
+    ...(flags.authorizationServers === undefined
+      ? {}
+      : { authorizationServers: flags.authorizationServers }),
+  };
 }
 
 /**
@@ -300,6 +328,8 @@ export function configFlags(command: ServeCommand): string[] {
   const given: string[] = [];
   if (command.sessions) given.push(command.requireSession ? "--require-session" : "--sessions");
   if (Object.keys(command.tokens).length > 0) given.push("--token");
+  if (command.oauth !== undefined) given.push("--oauth-issuer");
+  if (command.metricsAuth === true) given.push("--metrics-auth");
   if (command.trustProxy !== undefined) given.push("--trust-proxy");
   if (command.maxRows !== undefined) given.push("--max-rows");
   if (command.maxRowsPerScope !== undefined) given.push("--max-rows-per-scope");
