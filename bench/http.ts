@@ -187,8 +187,12 @@ async function load(row: Row, url: string, seconds: number): Promise<RoundResult
     duration: seconds,
   });
   if (result.non2xx > 0 || result.errors > 0) {
+    // autocannon counts its own per-request timeout (10 s) among `errors`: split them out, so an
+    // overloaded target (docs/benchmarks.md, "Connection errors under load") is told apart from
+    // connections the server reset or refused.
+    const other = result.errors - result.timeouts - result.resets;
     throw new Error(
-      `${row.label}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`,
+      `${row.label}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load (${result.timeouts} autocannon timeouts at 10 s, ${result.resets} resets, ${other} other connection errors)`,
     );
   }
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };

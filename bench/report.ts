@@ -426,6 +426,8 @@ async function main(): Promise<void> {
   ].join("\n");
 
   const command = "`npm run bench` (`node --expose-gc --import tsx bench/report.ts`)";
+  /** Written by hand (an investigation, not a measurement this script repeats): kept as it is. */
+  const CONNECTION_ERRORS_SECTION = "Connection errors under load";
   const keep = (heading: string, current: string): string => {
     const text = sectionText(current, heading) ?? "_(not run)_";
     const failure = areaFailures[heading];
@@ -564,6 +566,10 @@ ${keep(PRIMITIVES_SECTION, current)}
 ## Redis
 
 ${keep("Redis", current)}
+
+## ${CONNECTION_ERRORS_SECTION}
+
+${keep(CONNECTION_ERRORS_SECTION, current)}
 `;
 
   if (write) {

@@ -215,6 +215,7 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
         "",
       ],
       ["every node back after the chaos", allAlive, cluster.aliveIndexes().join(",")],
+      ["every chaos event carried out", chaos.failures.length === 0, chaos.failures.join("; ")],
       [
         "no row or in-flight entry after 2 leases + TTL",
         cleanAtBound,
@@ -309,8 +310,17 @@ function schedule(
   random: Random,
   settings: ChaosSettings,
   started: number,
-): { done: Promise<void>; parting: { killedAt: number; left: Leftovers | null } } {
+): {
+  done: Promise<void>;
+  parting: { killedAt: number; left: Leftovers | null };
+  failures: string[];
+} {
   const parting: { killedAt: number; left: Leftovers | null } = { killedAt: 0, left: null };
+  /** Chaos events that could not be carried out (a restart that failed): reported, never thrown. */
+  const failures: string[] = [];
+  const failed = (what: string) => (error: unknown) => {
+    failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+  };
   const endAt = started + settings.durationS * 1_000;
   const running: Promise<void>[] = [];
   let nodeBusy = false;
@@ -335,16 +345,19 @@ function schedule(
         const victim = random.between(1, settings.nodes - 1);
         const downMs = random.between(200, 2_500);
         running.push(
-          cluster.killAndRestart(victim, downMs).finally(() => {
-            nodeBusy = false;
-          }),
+          cluster
+            .killAndRestart(victim, downMs)
+            .catch(failed(`kill and restart of node ${victim}`))
+            .finally(() => {
+              nodeBusy = false;
+            }),
         );
       } else if (kind !== "kill" && !redisBusy) {
         redisBusy = true;
         const ms = random.between(300, 2_500);
         const event = kind === "redis-restart" ? cluster.restartRedis(ms) : cluster.freezeRedis(ms);
         running.push(
-          event.finally(() => {
+          event.catch(failed(kind)).finally(() => {
             redisBusy = false;
           }),
         );
@@ -365,7 +378,7 @@ function schedule(
     await cluster.restart(victim);
     cluster.timeline.close(event);
   })();
-  return { done, parting };
+  return { done: done.catch(failed("the schedule")), parting, failures };
 }
 
 /** Each node's `heap` tool result (undefined where the node could not answer). */

@@ -9,6 +9,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 import { type RedisServer, startRedisServer } from "../../test/helpers/redis-server.js";
+import { stablePort } from "./ports.js";
 import type { Timeline } from "./timeline.js";
 
 const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
@@ -59,11 +60,11 @@ export class ChaosCluster {
   }
 
   async start(): Promise<void> {
-    this.redis = await startRedisServer();
+    this.redis = await startRedisServer({ port: await stablePort() });
     for (let i = 0; i < this.options.nodes; i++) {
       this.slots.push({
         index: i,
-        port: 0,
+        port: await stablePort(),
         url: "",
         child: null,
         alive: false,
@@ -102,19 +103,32 @@ export class ChaosCluster {
   /** Kills a node, waits `downMs`, restarts it; the whole window is a disturbance. */
   async killAndRestart(index: number, downMs: number): Promise<void> {
     const event = this.timeline.open("node-kill", index);
-    await this.kill(index);
-    await new Promise((resolve) => setTimeout(resolve, downMs));
-    await this.restart(index);
-    this.timeline.close(event);
+    try {
+      await this.kill(index);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      await this.restart(index);
+    } finally {
+      this.timeline.close(event);
+    }
   }
 
   /** Stops Redis (SIGTERM; persistence is off, so it comes back empty), waits, starts it again. */
   async restartRedis(downMs: number): Promise<void> {
     const event = this.timeline.open("redis-restart");
-    await this.redis.pause();
-    await new Promise((resolve) => setTimeout(resolve, downMs));
-    await this.redis.start();
-    this.timeline.close(event);
+    try {
+      await this.redis.pause();
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.redis.start();
+          break;
+        } catch (error) {
+          if (attempt >= 3) throw error;
+        }
+      }
+    } finally {
+      this.timeline.close(event);
+    }
   }
 
   /** SIGSTOP for `ms`: Redis keeps its sockets but answers nothing (a hung Redis). */

@@ -90,10 +90,16 @@ function ping(port: number): Promise<boolean> {
 }
 
 /**
- * Starts a private `redis-server` on a free port and waits (bounded, 10 s) until PING answers.
+ * Starts a private `redis-server` on a free port (or on `options.port`) and waits (bounded, 10 s)
+ * until PING answers.
+ *
+ * A port picked by the OS lies in the ephemeral range, so while the server is stopped an outgoing
+ * connection of any process may be given it as its source port, and `start()` then fails to bind
+ * (seen by the chaos soak, which opens thousands of connections while Redis is down). A test that
+ * restarts Redis under heavy traffic passes a port below that range (see scripts/soak/ports.ts).
  */
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
+export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "conduit-redis-"));
   let child: ChildProcess | null = null;
   let stderr = "";
