@@ -1,8 +1,9 @@
 /**
  * An MCP server built with conduit-mcp that serves what the official conformance suite
  * (@modelcontextprotocol/conformance, stable and alpha lines) asks for in the scenarios this
- * project targets: server-initialize, ping, tools-list, tools-call-* (all but sampling and
- * elicitation, which need server-to-client requests a stateless server does not make),
+ * project targets: server-initialize, ping, tools-list, tools-call-* (all but the 2025-11-25
+ * sampling and elicitation ones, which need server-to-client requests), the 2026-07-28
+ * input-required-result-* scenarios (asking the client through input_required results),
  * json-schema-2020-12, dns-rebinding-protection, resources-* (but subscriptions), prompts-*,
  * completion-complete, caching, sep-2164-resource-not-found and the HTTP header scenarios. Tool names and results follow the scenario descriptions
  * (each scenario's description in the suite). `npm run conformance` starts it on a free port.
@@ -14,8 +15,44 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 
+import { MissingClientCapabilityError } from "../src/errors.js";
 import { definePrompt, defineResource, defineResourceTemplate } from "../src/protocol/index.js";
 import { createMcpServer, defineTool } from "../src/server/index.js";
+
+const NAME_FORM = {
+  type: "object",
+  properties: { name: { type: "string" } },
+  required: ["name"],
+} as const;
+const OK_FORM = {
+  type: "object",
+  properties: { ok: { type: "boolean" } },
+  required: ["ok"],
+} as const;
+const COLOR_FORM = {
+  type: "object",
+  properties: { color: { type: "string" } },
+  required: ["color"],
+} as const;
+const CONTEXT_FORM = {
+  type: "object",
+  properties: { context: { type: "string" } },
+  required: ["context"],
+} as const;
+const CAPITAL_QUESTION = {
+  messages: [{ role: "user", content: { type: "text", text: "What is the capital of France?" } }],
+  maxTokens: 100,
+} as const;
+const GREETING_REQUEST = {
+  messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+  maxTokens: 50,
+} as const;
+
+/** The text of a sampling answer's content (a block or an array of blocks). */
+function textOf(content: unknown): string {
+  const blocks = Array.isArray(content) ? content : [content];
+  return blocks.map((block) => (typeof block?.text === "string" ? block.text : "")).join("");
+}
 
 /** A 1×1 red PNG (8-bit RGB), the "minimal test image" the image scenarios ask for. */
 const RED_PIXEL_PNG =
@@ -185,6 +222,100 @@ const tools = [
     }),
     handler: ({ region, query }) => `${query} in ${region}`,
   }),
+  // input-required-result-* (2026-07-28 requirements): tools that ask the client through
+  // ctx.elicit / ctx.sample / ctx.roots; the request answers input_required until the retry
+  // carries the answers (README, "Asking the client").
+  defineTool({
+    name: "test_input_required_result_elicitation",
+    description: "Asks the user's name (one elicitation), then greets them",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("What is your name?", NAME_FORM, { key: "user_name" });
+      return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "No name given.";
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_sampling",
+    description: "Asks the client's model a question (one sampling request)",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.sample(CAPITAL_QUESTION, { key: "capital_question" });
+      return `The model said: ${textOf(answer.content)}`;
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_list_roots",
+    description: "Asks the client for its roots",
+    handler: async (_args, ctx) => {
+      const { roots } = await ctx.roots({ key: "client_roots" });
+      return `Roots: ${roots.map((root) => root.uri).join(", ")}`;
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_request_state",
+    description: "Asks for a confirmation; the retry's requestState is checked before completing",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("Please confirm", OK_FORM, { key: "confirm" });
+      // Reaching here on a retry means the sealed requestState opened (else -32602).
+      return `state-ok: ${answer.action}`;
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_multiple_inputs",
+    description: "Asks an elicitation, a sampling and a roots question in one round",
+    handler: async (_args, ctx) => {
+      const [name, greeting, { roots }] = await Promise.all([
+        ctx.elicit("What is your name?", NAME_FORM, { key: "user_name" }),
+        ctx.sample(GREETING_REQUEST, { key: "greeting" }),
+        ctx.roots({ key: "client_roots" }),
+      ]);
+      const who = name.action === "accept" ? name.content.name : "someone";
+      return `${textOf(greeting.content)} ${who} (${roots.length} roots)`;
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_multi_round",
+    description: "Asks two questions, one round each",
+    handler: async (_args, ctx) => {
+      const step1 = await ctx.elicit("Step 1: What is your name?", NAME_FORM, { key: "step1" });
+      const step2 = await ctx.elicit("Step 2: What is your favorite color?", COLOR_FORM, {
+        key: "step2",
+      });
+      const name = step1.action === "accept" ? step1.content.name : "?";
+      const color = step2.action === "accept" ? step2.content.color : "?";
+      return `${name} likes ${color}`;
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_tampered_state",
+    description: "Asks for a confirmation; a tampered requestState is refused with -32602",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("Please confirm", OK_FORM, { key: "confirm" });
+      return `confirmed: ${answer.action}`;
+    },
+  }),
+  defineTool({
+    name: "test_input_required_result_capabilities",
+    description: "Asks only what the client declared: elicitation if it can, else sampling",
+    handler: async (_args, ctx) => {
+      try {
+        const answer = await ctx.elicit("What is your name?", NAME_FORM, { key: "user_name" });
+        return `elicited: ${answer.action}`;
+      } catch (error) {
+        if (!(error instanceof MissingClientCapabilityError)) throw error;
+      }
+      const answer = await ctx.sample(CAPITAL_QUESTION, { key: "capital_question" });
+      return `sampled: ${textOf(answer.content)}`;
+    },
+  }),
+  // server-stateless's no-independent-requests check: the call's stream carries its input_required
+  // result, never a server-to-client request.
+  defineTool({
+    name: "test_streaming_elicitation",
+    description: "Elicits through an input_required result (never a request on the stream)",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("What is your name?", NAME_FORM, { key: "user_name" });
+      return `elicited: ${answer.action}`;
+    },
+  }),
   defineTool({
     name: "json_schema_2020_12_tool",
     description: "Tool with JSON Schema 2020-12 features",
@@ -269,6 +400,18 @@ const prompts = [
         content: { type: "text", text: "Please process the embedded resource above." },
       },
     ],
+  }),
+  // input-required-result-non-tool-request: prompts/get asks too.
+  definePrompt({
+    name: "test_input_required_result_prompt",
+    description: "Asks which context to use before building the prompt",
+    get: async (_args, ctx) => {
+      const answer = await ctx.elicit("What context should the prompt use?", CONTEXT_FORM, {
+        key: "user_context",
+      });
+      const context = answer.action === "accept" ? answer.content.context : "none";
+      return `Use this context: ${context}`;
+    },
   }),
   definePrompt({
     name: "test_prompt_with_image",

@@ -52,7 +52,8 @@ export type ConduitErrorCode =
   | "CONDUIT_ERR_TOOL_FAILED"
   | "CONDUIT_ERR_POOL_FULL"
   | "CONDUIT_ERR_POOL_CLOSED"
-  | "CONDUIT_ERR_INVALID_PARAMS";
+  | "CONDUIT_ERR_INVALID_PARAMS"
+  | "CONDUIT_ERR_CANNOT_ASK_CLIENT";
 
 /** Base class of every local error: a stable `code`, a `name` and an optional `cause`. */
 export class ConduitError extends Error {
@@ -100,6 +101,48 @@ export const MAX_INVALID_PARAMS_MESSAGE = 512;
 export class InvalidParamsError extends ConduitError {
   constructor(message: string) {
     super("CONDUIT_ERR_INVALID_PARAMS", String(message).slice(0, MAX_INVALID_PARAMS_MESSAGE));
+  }
+}
+
+/**
+ * `ctx.elicit`, `ctx.sample` or `ctx.roots` cannot ask the client on this request: a 2025-11-25
+ * request (server-to-client requests are not offered yet), a method that cannot carry an
+ * input-required result, or (subclass {@link MissingClientCapabilityError}) a client that did not
+ * declare the capability. A handler may catch it and go on without the answer; uncaught, a tool
+ * answers an `isError` result with this message, other methods -32603.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   const answer = await ctx.elicit("Proceed?", { type: "object", properties: { ok: { type: "boolean" } } });
+ * } catch (error) {
+ *   if (!(error instanceof CannotAskClientError)) throw error;
+ *   return "Cannot confirm with the user here; nothing was done.";
+ * }
+ * ```
+ */
+export class CannotAskClientError extends ConduitError {
+  constructor(message = "The client cannot be asked for input on this request") {
+    super("CONDUIT_ERR_CANNOT_ASK_CLIENT", message);
+  }
+}
+
+/**
+ * The client did not declare the capability an ask needs (MCP 2026-07-28: "Servers MUST NOT send
+ * an inputRequests that the client has not declared support for in its capabilities",
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr). Uncaught, the
+ * request answers -32021 with `data.requiredCapabilities` (HTTP 400), as
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta asks.
+ */
+export class MissingClientCapabilityError extends CannotAskClientError {
+  /** The capabilities the ask needed, as a ClientCapabilities object (e.g. `{ elicitation: {} }`). */
+  readonly requiredCapabilities: Readonly<Record<string, object>>;
+
+  constructor(requiredCapabilities: Readonly<Record<string, object>>) {
+    super(
+      `The client did not declare the ${Object.keys(requiredCapabilities).join(", ")} capability`,
+    );
+    this.requiredCapabilities = requiredCapabilities;
   }
 }
 

@@ -34,6 +34,13 @@ import {
   type ToolOutcome,
 } from "./handler-call.js";
 import {
+  ASKING_METHODS,
+  type InputRequiredSettings,
+  type InputRound,
+  inputRequiredSettings,
+  openInputRound,
+} from "./input-required.js";
+import {
   errorResponseJson,
   internalErrorJson,
   isPlainObject,
@@ -47,6 +54,7 @@ import { checkParamHeaders } from "./param-headers.js";
 import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
 import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
 import type { RequestInfo, RequestMeta } from "./request-info.js";
+import { argumentsDigest } from "./request-state.js";
 import { isResourceUri, toContents } from "./resource-contents.js";
 import type { ResponseSink } from "./response-sink.js";
 import {
@@ -130,6 +138,8 @@ export interface DispatcherOptions extends ServerIdentity {
   readonly cursorSecret?: string | Uint8Array | undefined;
   /** Longest resource URI a request may name. Default 8 192 characters. */
   readonly maxUriLength?: number | undefined;
+  /** Sealing and bounds of input-required results (default: a random key per process). */
+  readonly inputRequired?: InputRequiredSettings | undefined;
   /** Longest value one template variable may match. Default 1 024 characters. */
   readonly maxTemplateValueLength?: number | undefined;
   /**
@@ -213,6 +223,7 @@ export class Dispatcher implements HandlerCallHost {
   private readonly maxTemplateValueLength: number;
   private readonly challenge: (scopes: readonly string[]) => string;
   private readonly pool: (() => WorkerPool) | null;
+  private readonly asking: InputRequiredSettings;
   /** The constant tail of every initialize result. */
   private readonly initializeTail: string;
   private readonly discoverJson: string;
@@ -226,6 +237,7 @@ export class Dispatcher implements HandlerCallHost {
     this.observer = options.observer ?? null;
     this.sessions = options.sessions ?? null;
     this.pool = options.workerPool ?? null;
+    this.asking = options.inputRequired ?? inputRequiredSettings();
     this.cursors = new ListCursors(options.cursorSecret);
     this.pageSize = options.pageSize ?? 100;
     this.cacheTtlMs = options.cacheTtlMs ?? 60_000;
@@ -546,6 +558,25 @@ export class Dispatcher implements HandlerCallHost {
     progressToken?: string | number,
   ): Promise<void> {
     const { meta } = request;
+    let round: InputRound | null = null;
+    if (request.modern !== null && ASKING_METHODS.has(invocation.method)) {
+      const binding = {
+        method: invocation.method,
+        name: invocation.name,
+        scope: meta.scope,
+        argumentsDigest: argumentsDigest(request.params?.arguments),
+      };
+      const opened = openInputRound(
+        request.params,
+        this.asking,
+        binding,
+        request.modern.clientCapabilities,
+      );
+      if (typeof opened === "string") {
+        return this.answerError(request, ErrorCode.InvalidParams, opened);
+      }
+      round = opened;
+    }
     const call = new HandlerCall({
       host: this,
       invocation,
@@ -559,6 +590,7 @@ export class Dispatcher implements HandlerCallHost {
       sessionId: meta.sessionId,
       modern: request.modern !== null,
       request: request.info,
+      round,
     });
     this.active.add(call);
     if (meta.sessionId !== null) {

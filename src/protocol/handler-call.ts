@@ -17,8 +17,10 @@ import type { RequestHandle, RequestId } from "../cancellation/types.js";
 import { channels, type HandlerKind } from "../diagnostics.js";
 import {
   type CancellationSource,
+  CannotAskClientError,
   ErrorCode,
   InvalidParamsError,
+  MissingClientCapabilityError,
   RequestCancelledError,
   WorkerPoolFullError,
 } from "../errors.js";
@@ -26,6 +28,16 @@ import type { Principal } from "../identity/index.js";
 import type { IsolatedHandler } from "../isolation/isolated-handler.js";
 import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "../logging-levels.js";
+import {
+  type AskOptions,
+  cannotAsk,
+  type ElicitResult,
+  type ElicitSchema,
+  type InputRound,
+  type RootsResult,
+  type SampleRequest,
+  type SampleResult,
+} from "./input-required.js";
 import {
   cancelledResponseJson,
   errorResponseJson,
@@ -132,6 +144,8 @@ export interface HandlerCallOptions {
   readonly modern: boolean;
   /** The request as observers were told of it, if any asked. */
   readonly request?: RequestInfo | null | undefined;
+  /** Where `ctx.elicit`/`sample`/`roots` ask (a 2026-07-28 request that may answer input_required). */
+  readonly round?: InputRound | null;
 }
 
 const RUNNING = 0;
@@ -173,6 +187,7 @@ export class HandlerCall implements ToolContext, SinkListener {
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
   private readonly request: RequestInfo | null;
+  private readonly round: InputRound | null;
 
   constructor(options: HandlerCallOptions) {
     this.host = options.host;
@@ -194,6 +209,7 @@ export class HandlerCall implements ToolContext, SinkListener {
           : 0;
     this.sessionId = options.sessionId;
     this.request = options.request ?? null;
+    this.round = options.round ?? null;
   }
 
   /** What observers are told about this call (built on first use, then the same object). */
@@ -247,6 +263,41 @@ export class HandlerCall implements ToolContext, SinkListener {
     return this.sink.notify(json);
   }
 
+  // Asking the client: input-required.ts does the work; a request without a round cannot ask.
+  elicit(
+    message: string,
+    schema: ElicitSchema,
+    options?: AskOptions,
+  ): Promise<ElicitResult<never>> {
+    const refused = this.askRefused();
+    return refused ?? (this.round as InputRound).elicit(message, schema, options);
+  }
+
+  elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>> {
+    return this.askRefused() ?? (this.round as InputRound).elicitUrl(message, url, options);
+  }
+
+  sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult> {
+    return this.askRefused() ?? (this.round as InputRound).sample(request, options);
+  }
+
+  roots(options?: AskOptions): Promise<RootsResult> {
+    return this.askRefused() ?? (this.round as InputRound).roots(options);
+  }
+
+  get savedState(): unknown {
+    return this.round?.savedState;
+  }
+
+  saveState(value: unknown): void {
+    this.round?.saveState(value);
+  }
+
+  private askRefused(): Promise<never> | null {
+    if (this.handle.aborted) return Promise.reject(this.handle.signal.reason);
+    return this.round === null ? cannotAsk() : null;
+  }
+
   /** Runs the handler and writes its answer, unless the call was cancelled first. Never rejects. */
   async run(): Promise<void> {
     this.sink.setListener(this);
@@ -262,8 +313,12 @@ export class HandlerCall implements ToolContext, SinkListener {
     this.handle.setAbortListener(this);
     let json: string;
     let end: HandlerEnd;
+    let status = 200;
     try {
-      const checked = this.invocation.toResult(await this.host.invoke(this), this.modern);
+      const value = await this.host.invoke(this);
+      const asked = this.round?.verdict();
+      if (asked !== undefined && asked.kind !== "complete") throw asked;
+      const checked = this.invocation.toResult(value, this.modern);
       if (checked.ok) {
         const result = this.modern ? { ...checked.result, resultType: "complete" } : checked.result;
         json = successResponseJson(this.requestId, JSON.stringify(result));
@@ -273,12 +328,27 @@ export class HandlerCall implements ToolContext, SinkListener {
         json = internalErrorJson(this.requestId);
         end = { outcome: "error", error: checked.error };
       }
-    } catch (error) {
-      json = this.errorJson(error);
-      end = { outcome: "error", error };
+    } catch (thrown) {
+      // Once a question is pending or an answer was invalid, that decides, whatever the handler did.
+      const asked = this.round?.verdict() ?? { kind: "complete" };
+      if (asked.kind === "input_required" && asked.json !== null) {
+        json = successResponseJson(this.requestId, asked.json);
+        end = { outcome: "ok" };
+      } else if (asked.kind === "invalid") {
+        json = errorResponseJson(this.requestId, ErrorCode.InvalidParams, asked.message);
+        end = { outcome: "error", error: new InvalidParamsError(asked.message) };
+      } else {
+        const error =
+          asked.kind === "complete"
+            ? thrown
+            : new RangeError("the requestState would exceed inputRequired.maxStateBytes");
+        json = this.errorJson(error);
+        end = { outcome: "error", error };
+        if (error instanceof MissingClientCapabilityError) status = 400;
+      }
     }
     this.task = null;
-    this.settle(json, end);
+    this.settle(json, end, status);
   }
 
   /**
@@ -289,12 +359,29 @@ export class HandlerCall implements ToolContext, SinkListener {
     if (error instanceof WorkerPoolFullError) {
       return errorResponseJson(this.requestId, ErrorCode.ServerError, "Server busy");
     }
+    if (error instanceof MissingClientCapabilityError) {
+      // MCP 2026-07-28 basic, "_meta": -32021 naming the capabilities (HTTP 400, set by run()).
+      return errorResponseJson(this.requestId, ErrorCode.MissingCapability, error.message, {
+        requiredCapabilities: error.requiredCapabilities,
+      });
+    }
+    if (error instanceof CannotAskClientError) {
+      if (this.invocation.method !== "tools/call") {
+        return errorResponseJson(this.requestId, ErrorCode.InternalError, error.message);
+      }
+      return this.toolErrorJson(error.message);
+    }
     if (!(error instanceof InvalidParamsError)) return internalErrorJson(this.requestId);
     if (this.invocation.method !== "tools/call") {
       return errorResponseJson(this.requestId, ErrorCode.InvalidParams, error.message);
     }
+    return this.toolErrorJson(error.message);
+  }
+
+  /** A tool result with `isError: true` carrying `text` (a message written for the client). */
+  private toolErrorJson(text: string): string {
     const result: Record<string, unknown> = {
-      content: [{ type: "text", text: error.message }],
+      content: [{ type: "text", text }],
       isError: true,
     };
     if (this.modern) result.resultType = "complete";
@@ -381,7 +468,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     this.sink.releaseSlots?.();
   }
 
-  private settle(json: string, end: HandlerEnd): void {
+  private settle(json: string, end: HandlerEnd, status = 200): void {
     this.handle.setAbortListener(null);
     if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
     if (this.state === CANCELLED) {
@@ -396,7 +483,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     // Untracked before the answer is written, so a client that got its answer never sees the
     // request still in flight; the row is cleared afterwards.
     void this.host.release(this);
-    this.sink.respond(json);
+    this.sink.respond(json, status);
   }
 
   private cancelledEnd(outcome: "cancelled" | "killed"): HandlerEnd {

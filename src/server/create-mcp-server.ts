@@ -3,9 +3,9 @@
  * worker pool of isolated tools and the node:http listener, and owns the lifecycle (listen,
  * graceful close).
  */
+
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-
 import { CancellationRegistry } from "../cancellation/index.js";
 import { InvalidOptionError, RequestCancelledError } from "../errors.js";
 import {
@@ -33,6 +33,11 @@ import {
   type SessionHooks,
   type Tool,
 } from "../protocol/index.js";
+import {
+  type InputRequiredOptions,
+  type InputRequiredSettings,
+  inputRequiredSettings,
+} from "../protocol/input-required.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -468,6 +473,7 @@ function surfaceOptions(input: McpServerOptions) {
     websiteUrl,
     instructions,
     cursorSecret,
+    inputRequired: inputRequiredOf(input.inputRequired),
     pageSize: boundedInteger(input.pageSize, "pageSize", 100, 1, 10_000),
     maxUriLength: boundedInteger(input.maxUriLength, "maxUriLength", 8_192, 64, 1_048_576),
     maxTemplateValueLength: boundedInteger(
@@ -478,6 +484,22 @@ function surfaceOptions(input: McpServerOptions) {
       1_048_576,
     ),
   };
+}
+
+/** The `inputRequired` option, checked (a bad value throws InvalidOptionError naming it). */
+function inputRequiredOf(option: InputRequiredOptions | undefined): InputRequiredSettings {
+  if (option !== undefined && (typeof option !== "object" || option === null)) {
+    throw new InvalidOptionError("inputRequired", "an object", option);
+  }
+  if (option?.keys !== undefined && !Array.isArray(option.keys)) {
+    throw new InvalidOptionError("inputRequired.keys", "an array of keys", "(hidden)");
+  }
+  try {
+    return inputRequiredSettings(option);
+  } catch (error) {
+    // The message names the member and the rule, never a key.
+    throw new InvalidOptionError("inputRequired", (error as Error).message, "(hidden)");
+  }
 }
 
 function boundedInteger(

@@ -3,8 +3,8 @@
  * throws {@link InvalidOptionError} at construction, so a misconfiguration fails at start-up and
  * never mid-request.
  */
-import { createRequire } from "node:module";
 
+import { createRequire } from "node:module";
 import { CancellationRegistry } from "../cancellation/index.js";
 import { InvalidOptionError } from "../errors.js";
 import type { AuthOptions } from "../http/index.js";
@@ -12,6 +12,7 @@ import type { TrustProxyOption } from "../identity/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
+import type { InputRequiredOptions } from "../protocol/input-required.js";
 import type { SessionStore } from "../sessions/index.js";
 import {
   type HandlerErrorHook,
@@ -75,6 +76,12 @@ export interface McpServerOptions {
    * the same key so a cursor from one node pages on another. Default: random per process.
    */
   readonly cursorSecret?: string | Uint8Array;
+  /**
+   * Asking the client on 2026-07-28 requests (`ctx.elicit`, `ctx.sample`, `ctx.roots`): the keys
+   * sealing `requestState` (share them between nodes) and the bounds. Default: a random key per
+   * process, flows of at most 10 minutes. README, "Asking the client".
+   */
+  readonly inputRequired?: InputRequiredOptions;
   /** Longest URI a `resources/read` may name; longer is -32602. Default 8 192. */
   readonly maxUriLength?: number;
   /** Longest value one resource template variable may match; longer is -32602. Default 1 024. */

@@ -17,6 +17,7 @@ import {
 import { MAX_DEMO_MS } from "../../src/cli/demo-tools.js";
 import { InvalidParamsError } from "../../src/errors.js";
 import type { ToolContext } from "../../src/protocol/tool-context.js";
+import { noAsking } from "../helpers/no-asking.js";
 
 function context(signal = new AbortController().signal): ToolContext {
   return {
@@ -27,6 +28,7 @@ function context(signal = new AbortController().signal): ToolContext {
     principal: null,
     progress: async () => {},
     log: async () => {},
+    ...noAsking,
   };
 }
 

@@ -14,6 +14,7 @@ import {
 } from "../../src/cli/demo-tools.js";
 import type { Tool } from "../../src/protocol/define-tool.js";
 import type { ToolContext } from "../../src/protocol/tool-context.js";
+import { noAsking } from "../helpers/no-asking.js";
 
 interface FakeContext {
   readonly ctx: ToolContext;
@@ -35,6 +36,7 @@ function fakeContext(): FakeContext {
       progress.push([value, total, message]);
     },
     log: async () => {},
+    ...noAsking,
   };
   return { ctx, controller, progress };
 }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { InvalidOptionError } from "../../src/errors.js";
 import { definePrompt } from "../../src/protocol/define-prompt.js";
 import type { ToolContext } from "../../src/protocol/tool-context.js";
+import { noAsking } from "../helpers/no-asking.js";
 
 const ctx: ToolContext = {
   signal: new AbortController().signal,
@@ -14,6 +15,7 @@ const ctx: ToolContext = {
   principal: null,
   progress: async () => {},
   log: async () => {},
+  ...noAsking,
 };
 const who = { principal: null, scope: "ip:127.0.0.1" };
 
