@@ -22,6 +22,10 @@ import { definePrompt, defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { until } from "../server/fixtures.js";
 
+/** A parsed JSON answer, read loosely (the assertions check its shape). */
+// biome-ignore lint/suspicious/noExplicitAny: JSON read by assertions
+type Json = Record<string, any>;
+
 const V = "2026-07-28";
 const KEY = "k".repeat(32);
 const NEW_KEY = "n".repeat(32);
@@ -147,7 +151,7 @@ function prompts() {
 
 interface Answer {
   readonly status: number;
-  readonly json: { id?: unknown; result?: Record<string, any>; error?: Record<string, any> };
+  readonly json: { id?: unknown; result?: Json; error?: Json };
   readonly text: string;
 }
 
@@ -263,7 +267,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
   test("one question: input_required on node A, the retry completes on node B", async () => {
     const first = await call(urlA, "greet", { greeting: "Hi" });
     assert.equal(first.status, 200, first.text);
-    const result = first.json.result as Record<string, any>;
+    const result = first.json.result as Json;
     assert.equal(result.resultType, "input_required");
     assert.deepEqual(result.inputRequests, {
       name: {
@@ -290,7 +294,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
 
   test("three questions in one round, a fourth in the next, saved state across rounds, alternating nodes", async () => {
     expensiveRuns = 0;
-    const r1 = (await call(urlA, "plan")).json.result as Record<string, any>;
+    const r1 = (await call(urlA, "plan")).json.result as Json;
     assert.equal(r1.resultType, "input_required");
     assert.deepEqual(Object.keys(r1.inputRequests).sort(), ["elicit-1", "roots-3", "sample-2"]);
     assert.equal(r1.inputRequests["elicit-1"].params.requestedSchema.type, "object");
@@ -313,7 +317,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
           },
         },
       )
-    ).json.result as Record<string, any>;
+    ).json.result as Json;
     assert.equal(r2.resultType, "input_required", JSON.stringify(r2));
     assert.deepEqual(Object.keys(r2.inputRequests), ["elicit-4"]);
     assert.notEqual(r2.requestState, r1.requestState);
@@ -340,7 +344,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
 
   test("prompts/get asks too (roots), resumed on the other node", async () => {
     const first = await post(urlB, "prompts/get", { name: "workspace" });
-    const result = first.json.result as Record<string, any>;
+    const result = first.json.result as Json;
     assert.equal(result.resultType, "input_required");
     assert.deepEqual(result.inputRequests, { roots: { method: "roots/list", params: {} } });
     const retry = await post(urlA, "prompts/get", {
@@ -429,7 +433,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
       args: Record<string, unknown> = {},
     ): Promise<string> {
       const first = await call(url, tool, args);
-      return (first.json.result as Record<string, any>).requestState as string;
+      return (first.json.result as Json).requestState as string;
     }
     const answer = { name: { action: "accept", content: { name: SECRET } } };
 
@@ -486,7 +490,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
       );
       // A prompt's state on a tool of the same name space: refused too.
       const promptFirst = await post(urlA, "prompts/get", { name: "workspace" });
-      const promptState = (promptFirst.json.result as Record<string, any>).requestState;
+      const promptState = (promptFirst.json.result as Json).requestState;
       assertRefused(
         await call(urlA, "greet", {}, { requestState: promptState, inputResponses: answer }),
       );
@@ -503,7 +507,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
       const short = createMcpServer({ tools: tools(), inputRequired: { keys: [KEY], ttlMs: 400 } });
       const { url } = await short.listen({ host: "127.0.0.1", port: 0 });
       try {
-        const r1 = (await call(url, "plan")).json.result as Record<string, any>;
+        const r1 = (await call(url, "plan")).json.result as Json;
         await sleep(250);
         const r2 = (
           await call(
@@ -519,7 +523,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
               },
             },
           )
-        ).json.result as Record<string, any>;
+        ).json.result as Json;
         assert.equal(r2.resultType, "input_required", "still within the flow's 400 ms");
         await sleep(250); // 500 ms after the flow began: r2's state carries r1's expiry
         const late = await call(
@@ -593,7 +597,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
     waiting.started = 0;
     waiting.aborted = 0;
     waiting.finished = 0;
-    const first = (await call(urlB, "wait_after_answer")).json.result as Record<string, any>;
+    const first = (await call(urlB, "wait_after_answer")).json.result as Json;
     assert.equal(first.resultType, "input_required");
     // Between rounds the server holds nothing: the first request is over.
     assert.equal(registry.inFlightCount, 0);
