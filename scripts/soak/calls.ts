@@ -221,6 +221,7 @@ async function planSession(ctx: LoadContext): Promise<void> {
     );
   }
   await Promise.all(deletes);
+  ctx.tally.sessions.set(sessionId, { from: init.sentAt, to: performance.now() });
   if (got.status === 404 && got.responses.length <= 1) {
     if (!common(ctx, call, got)) return;
     if (ctx.timeline.redisDisturbed(got.sentAt, got.endedAt)) {

@@ -222,7 +222,8 @@ export class ChaosCluster {
       "500",
       ...tokens,
     ];
-    for (let attempt = 1; ; attempt++) {
+    const failures: string[] = [];
+    for (let tries = 1; ; tries++) {
       const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
       const reap = (): void => {
         child.kill("SIGKILL");
@@ -236,18 +237,27 @@ export class ChaosCluster {
         }
         this.intended.delete(child);
       });
+      /** This attempt's own output, for the report when it fails to start. */
+      const attempt: string[] = [];
       createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (line) => {
+        if (attempt.length < 20) attempt.push(line);
         if (slot.stderr.length < MAX_STDERR_LINES) slot.stderr.push(`[${child.pid}] ${line}`);
       });
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
       const url = await new Promise<string | null>((resolve) => {
-        const timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
+        const timer = setTimeout(() => {
+          attempt.push(`no listening line within ${START_TIMEOUT_MS} ms`);
+          resolve(null);
+        }, START_TIMEOUT_MS);
         lines.once("line", (line) => {
           clearTimeout(timer);
-          resolve(/^conduit-mcp listening on (\S+)$/.exec(line)?.[1] ?? null);
+          const found = /^conduit-mcp listening on (\S+)$/.exec(line)?.[1] ?? null;
+          if (found === null) attempt.push(`first stdout line: ${line}`);
+          resolve(found);
         });
-        child.once("exit", () => {
+        child.once("exit", (code, signal) => {
           clearTimeout(timer);
+          attempt.push(`exited (code ${code}, signal ${signal})`);
           resolve(null);
         });
       });
@@ -264,10 +274,13 @@ export class ChaosCluster {
       child.kill("SIGKILL");
       await exitOf(child);
       // The old process's port may linger for a moment after a SIGKILL: retry a few times.
-      if (attempt >= 5) {
-        throw new Error(`node ${slot.index} did not start: ${slot.stderr.slice(-5).join(" | ")}`);
+      failures.push(`attempt ${tries} (pid ${child.pid}): ${attempt.slice(-4).join(" | ")}`);
+      if (tries >= 5) {
+        throw new Error(
+          `node ${slot.index} did not start on port ${slot.port}: ${failures.join("; ")}`,
+        );
       }
-      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      await new Promise((resolve) => setTimeout(resolve, 200 * tries));
     }
   }
 }

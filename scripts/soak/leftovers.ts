@@ -21,6 +21,8 @@ export interface Leftovers {
   readonly nodes: readonly string[];
   readonly leases: readonly string[];
   readonly sessions: number;
+  /** The ids of those sessions (the first 1 000). */
+  readonly sessionIds: readonly string[];
   /** Keys of any other kind, by kind (`last`, `cx`, session bookkeeping…). */
   readonly other: Readonly<Record<string, number>>;
 }
@@ -43,6 +45,7 @@ export async function scanLeftovers(url: string): Promise<Leftovers> {
     let inFlightKeys = 0;
     let inFlightEntries = 0;
     let sessions = 0;
+    const sessionIds: string[] = [];
     const leases: string[] = [];
     let nodes: string[] = [];
     const other: Record<string, number> = {};
@@ -76,12 +79,23 @@ export async function scanLeftovers(url: string): Promise<Leftovers> {
           break;
         case "sess":
           sessions++;
+          if (sessionIds.length < 1_000) sessionIds.push(name);
           break;
         default:
           other[kind] = (other[kind] ?? 0) + 1;
       }
     }
-    return { rowKeys, rows, inFlightKeys, inFlightEntries, nodes, leases, sessions, other };
+    return {
+      rowKeys,
+      rows,
+      inFlightKeys,
+      inFlightEntries,
+      nodes,
+      leases,
+      sessions,
+      sessionIds,
+      other,
+    };
   } finally {
     redis.disconnect();
   }

@@ -8,6 +8,8 @@ export class Tally {
   readonly violations = new Map<string, { count: number; examples: string[] }>();
   started = 0;
   settled = 0;
+  /** Each session the load created: from its `initialize` to the end of its last `DELETE`. */
+  readonly sessions = new Map<string, { from: number; to: number }>();
   /** Every tag answered so far: a tag answered twice (to any call) is a violation. */
   readonly answeredTags = new Set<string>();
 
