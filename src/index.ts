@@ -70,6 +70,7 @@ export {
   WorkerPoolClosedError,
   WorkerPoolFullError,
 } from "./errors.js";
+export type { AuthOptions } from "./http/index.js";
 export {
   clientAddress,
   clientBucket,
@@ -85,6 +86,11 @@ export {
   type TrustProxyOption,
   UNKNOWN_BUCKET,
 } from "./identity/index.js";
+export {
+  type IntrospectionOptions,
+  OAUTH_DEFAULTS,
+  type OAuthOptions,
+} from "./identity/oauth/index.js";
 export {
   type IsolatedHandler,
   type IsolatedToolContext,

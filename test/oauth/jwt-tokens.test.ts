@@ -328,3 +328,36 @@ describe("OAuth resource server: the JWKS cache bounds refetches and outages fai
     }
   });
 });
+
+describe("OAuth resource server: scope hierarchies", () => {
+  test("impliedScopes: a broader scope satisfies a tool that needs a narrower one", async () => {
+    const idp = await startIssuer();
+    const server = createMcpServer({
+      tools: [
+        defineTool({
+          name: "read",
+          scopes: ["files:read"],
+          input: z.object({}),
+          handler: () => "read",
+        }),
+      ],
+      auth: {
+        oauth: {
+          issuer: idp.issuer,
+          jwksUrl: idp.jwksUrl,
+          impliedScopes: { "files:admin": ["files:write"], "files:write": ["files:read"] },
+        },
+      },
+    });
+    const { url } = await server.listen();
+    try {
+      const admin = bearer(await idp.sign({ sub: "alice", aud: url, scope: "files:admin" }));
+      assert.equal((await rpc(url, callBody(1, "read", {}), admin)).status, 200);
+      const other = bearer(await idp.sign({ sub: "bob", aud: url, scope: "files:other" }));
+      assert.equal((await rpc(url, callBody(1, "read", {}), other)).status, 403);
+    } finally {
+      await server.close();
+      await idp.close();
+    }
+  });
+});

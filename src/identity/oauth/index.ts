@@ -40,6 +40,6 @@ export {
   resourceAudiences,
 } from "./resource-metadata.js";
 export { type AuthDecision, createResourceServer, type ResourceServer } from "./resource-server.js";
-export { grantedScopes, missingScopes, scopeList } from "./scopes.js";
+export { grantedScopes, missingScopes, scopeList, withImpliedScopes } from "./scopes.js";
 export { isLoopbackHostname, serviceUrl } from "./service-url.js";
 export { invalidToken, type TokenCheck, type TokenChecker, UNAVAILABLE } from "./token-check.js";

@@ -51,6 +51,12 @@ export interface OAuthOptions {
   readonly principalClaim?: string;
   /** Scopes every request's token must hold; missing → 403 `insufficient_scope`. Default none. */
   readonly scopes?: readonly string[];
+  /**
+   * Scope hierarchy: each scope → the narrower scopes it implies (followed transitively), e.g.
+   * `{ "files:write": ["files:read"] }`. A token's scopes are expanded before every check, and
+   * `ctx.principal.scopes` holds the expanded list. Default none (scopes compare exactly).
+   */
+  readonly impliedScopes?: Readonly<Record<string, readonly string[]>>;
   /** `scopes_supported` of the metadata. Default `scopes`. */
   readonly scopesSupported?: readonly string[];
   /** `authorization_servers` of the metadata (issuer identifiers). Default `[issuer]`. */
@@ -80,6 +86,7 @@ export interface ResolvedOAuthOptions {
   readonly principalClaim: string;
   readonly scopes: readonly string[];
   readonly scopesSupported: readonly string[];
+  readonly impliedScopes: ReadonlyMap<string, readonly string[]>;
   readonly authorizationServers: readonly string[];
   readonly resourceName: string | undefined;
   readonly jwksTimeoutMs: number;
@@ -181,6 +188,24 @@ export function resolveOAuthOptions(options: OAuthOptions): ResolvedOAuthOptions
       options.scopesSupported,
     );
   }
+  const impliedScopes = new Map<string, readonly string[]>();
+  if (options.impliedScopes !== undefined) {
+    const given = options.impliedScopes;
+    if (typeof given !== "object" || given === null || Array.isArray(given)) {
+      throw new InvalidOptionError(at("impliedScopes"), "an object: scope → implied scopes", given);
+    }
+    for (const [scope, implied] of Object.entries(given)) {
+      const list = scopeList(implied);
+      if (scopeList([scope]) === null || list === null) {
+        throw new InvalidOptionError(
+          at(`impliedScopes.${scope}`),
+          "an array of scope tokens",
+          implied,
+        );
+      }
+      impliedScopes.set(scope, list);
+    }
+  }
   const servers = options.authorizationServers ?? (issuer === undefined ? [] : [issuer]);
   if (!Array.isArray(servers) || servers.length === 0) {
     throw new InvalidOptionError(
@@ -277,6 +302,7 @@ export function resolveOAuthOptions(options: OAuthOptions): ResolvedOAuthOptions
     principalClaim,
     scopes,
     scopesSupported,
+    impliedScopes,
     authorizationServers: [...servers],
     resourceName,
     jwksTimeoutMs: integer(

@@ -24,7 +24,7 @@ import {
   type ProtectedResourceMetadata,
   resourceAudiences,
 } from "./resource-metadata.js";
-import { grantedScopes, missingScopes } from "./scopes.js";
+import { grantedScopes, missingScopes, withImpliedScopes } from "./scopes.js";
 import { invalidToken, type TokenCheck, type TokenChecker } from "./token-check.js";
 
 /** How a request's credentials were judged. */
@@ -219,8 +219,9 @@ function principalOf(
   resourceMetadata: () => string | undefined,
 ): AuthDecision {
   const { claims } = check;
-  const scopes = grantedScopes(claims);
-  if (scopes === null) return server.invalidToken("The access token's scope claim is malformed");
+  const granted = grantedScopes(claims);
+  if (granted === null) return server.invalidToken("The access token's scope claim is malformed");
+  const scopes = withImpliedScopes(granted, options.impliedScopes);
   const principal = createPrincipal({ id: claims[options.principalClaim], scopes, claims });
   if (principal.id === null || principal.id === "") {
     return server.invalidToken("The access token names no subject");

@@ -55,6 +55,35 @@ export function missingScopes(
 }
 
 /**
+ * A grant with the scopes its scopes imply (MCP 2026-07-28 "Step-Up Authorization Flow": servers
+ * MUST account for scope hierarchies, where a broader scope implies narrower ones), followed
+ * transitively: `{ admin: ["write"], write: ["read"] }` turns `["admin"]` into
+ * `["admin", "write", "read"]`.
+ *
+ * @example
+ * ```ts
+ * withImpliedScopes(["files:write"], new Map([["files:write", ["files:read"]]])); // ["files:write", "files:read"]
+ * ```
+ */
+export function withImpliedScopes(
+  granted: readonly string[],
+  implied: ReadonlyMap<string, readonly string[]>,
+): string[] {
+  const all = new Set(granted);
+  if (implied.size === 0) return [...all];
+  const pending = [...granted];
+  while (pending.length > 0) {
+    for (const next of implied.get(pending.pop() as string) ?? []) {
+      if (!all.has(next)) {
+        all.add(next);
+        pending.push(next);
+      }
+    }
+  }
+  return [...all];
+}
+
+/**
  * A scope option: an array of distinct RFC 6749 §3.3 scope tokens (printable ASCII without
  * space, `"` or `\`), or null when `value` is not one.
  *
