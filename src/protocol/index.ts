@@ -85,6 +85,20 @@ export {
   type ToolOutcome,
 } from "./handler-call.js";
 export {
+  type AskOptions,
+  type ElicitResult,
+  type ElicitSchema,
+  type ElicitValue,
+  InputPending,
+  type InputRequiredOptions,
+  type Root,
+  type RootsResult,
+  type SampleRequest,
+  type SampleResult,
+  type SamplingContent,
+  type SamplingMessage,
+} from "./input-required.js";
+export {
   type ClassifiedMessage,
   cancelledResponseJson,
   classifyMessage,
