@@ -12,7 +12,10 @@
  *   it (Node cannot kill a promise: the request is released and its result discarded; see
  *   README, "Try it");
  * - `stats {numbers}` — structured output: its `outputSchema` is published and the result's
- *   `structuredContent` is checked against it before it leaves.
+ *   `structuredContent` is checked against it before it leaves;
+ * - `confirm {action}` — asks the user yes/no (`ctx.elicit`) before it "acts";
+ * - `ask-model {question}` — asks the client's model (`ctx.sample`) and returns its answer.
+ *   Both ask through 2026-07-28 input-required results (README, "Asking the client").
  *
  * The demo's resources and prompt are in demo-resources.ts and demo-prompts.ts.
  *
@@ -22,6 +25,7 @@ import { setTimeout as delay, setImmediate as yieldToLoop } from "node:timers/pr
 
 import { z } from "zod";
 
+import { CannotAskClientError } from "../errors.js";
 import { defineTool, type Tool } from "../protocol/define-tool.js";
 
 /** Longest a demo tool (or `demo://sleep/{ms}`) may be asked to run: 10 minutes. */
@@ -200,8 +204,92 @@ export const statsTool: Tool = defineTool({
   },
 });
 
+/** The yes/no form `confirm` shows (an elicitation's `requestedSchema`). */
+const CONFIRM_FORM = {
+  type: "object",
+  properties: {
+    confirm: { type: "boolean", title: "Confirm", description: "Yes to go ahead" },
+  },
+  required: ["confirm"],
+} as const;
+
 /**
- * The six demo tools, in the order `tools/list` shows them.
+ * `confirm {action}` asks the user "Do you want to <action>?" and only "acts" on a yes: a
+ * 2026-07-28 call first answers `input_required` with the question, the client's retry carries
+ * the answer. Where the client cannot be asked, nothing is done and the result says why.
+ *
+ * @example
+ * ```ts
+ * // tools/call {"name":"confirm","arguments":{"action":"delete the draft"}}
+ * // → input_required { inputRequests: { confirm: elicitation/create … }, requestState }
+ * // retry with inputResponses { confirm: { action: "accept", content: { confirm: true } } }
+ * // → "Done: delete the draft"
+ * ```
+ */
+export const confirmTool: Tool = defineTool({
+  name: "confirm",
+  title: "Confirm, then act",
+  description:
+    "Asks the user to confirm an action (yes/no) before doing it; does nothing without a yes.",
+  input: z.object({
+    action: z.string().min(1).max(500).describe("what to do, e.g. 'delete the draft'"),
+  }),
+  handler: async ({ action }, ctx) => {
+    try {
+      const answer = await ctx.elicit(`Do you want to ${action}?`, CONFIRM_FORM, {
+        key: "confirm",
+      });
+      if (answer.action === "accept" && answer.content.confirm === true) return `Done: ${action}`;
+      return `Not done: ${action} (${answer.action === "accept" ? "the user said no" : `the user chose ${answer.action}`})`;
+    } catch (error) {
+      if (!(error instanceof CannotAskClientError)) throw error;
+      return `Not done: ${action} (${error.message})`;
+    }
+  },
+});
+
+/** Longest question `ask-model` accepts. */
+export const MAX_QUESTION_CHARS = 10_000;
+
+/**
+ * `ask-model {question}` asks the client's model (sampling) and returns its answer with the
+ * model's name. Where the client cannot be asked, the result says so.
+ *
+ * @example
+ * ```ts
+ * // tools/call {"name":"ask-model","arguments":{"question":"Capital of France?"}}
+ * // → input_required { inputRequests: { answer: sampling/createMessage … }, requestState }
+ * ```
+ */
+export const askModelTool: Tool = defineTool({
+  name: "ask-model",
+  title: "Ask the client's model",
+  description: "Asks the client's language model a question (MCP sampling) and returns the answer.",
+  input: z.object({ question: z.string().min(1).max(MAX_QUESTION_CHARS) }),
+  handler: async ({ question }, ctx) => {
+    try {
+      const answer = await ctx.sample(
+        {
+          messages: [{ role: "user", content: { type: "text", text: question } }],
+          systemPrompt: "Answer briefly.",
+          maxTokens: 500,
+        },
+        { key: "answer" },
+      );
+      const blocks = Array.isArray(answer.content) ? answer.content : [answer.content];
+      const text = blocks
+        .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : ""))
+        .join("");
+      return `${text} (model: ${answer.model})`;
+    } catch (error) {
+      if (!(error instanceof CannotAskClientError)) throw error;
+      return `Cannot ask the model: ${error.message}`;
+    }
+  },
+});
+
+/**
+ * The eight demo tools, in the order `tools/list` shows them.
  *
  * @example
  * ```ts
@@ -215,4 +303,6 @@ export const demoTools: readonly Tool[] = Object.freeze([
   crunchTool,
   stubbornTool,
   statsTool,
+  confirmTool,
+  askModelTool,
 ]);

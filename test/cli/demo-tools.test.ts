@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
+  askModelTool,
+  confirmTool,
   countTool,
   crunchTool,
   demoTools,
@@ -53,10 +55,10 @@ function refused(tool: Tool, args: unknown): boolean {
 }
 
 describe("demo tools", () => {
-  it("are the six demo tools, in order", () => {
+  it("are the eight demo tools, in order", () => {
     assert.deepEqual(
       demoTools.map((tool) => tool.name),
-      ["echo", "sleep", "count", "crunch", "stubborn", "stats"],
+      ["echo", "sleep", "count", "crunch", "stubborn", "stats", "confirm", "ask-model"],
     );
     for (const tool of demoTools) {
       assert.equal(typeof tool.descriptor.description, "string");
@@ -187,5 +189,51 @@ describe("demo tools", () => {
     assert.ok(result.ok);
     assert.equal(result.isError, true, "Infinity is not a valid number in the output");
     assert.equal(result.result.structuredContent, undefined, "the invalid data is never sent");
+  });
+
+  it("confirm acts only on a yes, and says why not otherwise", async () => {
+    const asked: unknown[] = [];
+    const answering = (answer: unknown): ToolContext => ({
+      ...fakeContext().ctx,
+      elicit: (async (message: string, schema: unknown, options: unknown) => {
+        asked.push([message, schema, options]);
+        return answer;
+      }) as ToolContext["elicit"],
+    });
+    const yes = { action: "accept", content: { confirm: true } };
+    assert.equal(await call(confirmTool, { action: "delete x" }, answering(yes)), "Done: delete x");
+    assert.deepEqual((asked[0] as unknown[])[0], "Do you want to delete x?");
+    assert.deepEqual((asked[0] as unknown[])[2], { key: "confirm" });
+    const no = { action: "accept", content: { confirm: false } };
+    assert.match(
+      String(await call(confirmTool, { action: "x" }, answering(no))),
+      /^Not done: x \(the user said no\)/,
+    );
+    assert.match(
+      String(await call(confirmTool, { action: "x" }, answering({ action: "decline" }))),
+      /the user chose decline/,
+    );
+    // A context that cannot ask (2025-11-25): nothing done, the reason given.
+    assert.match(
+      String(await call(confirmTool, { action: "x" }, fakeContext().ctx)),
+      /^Not done: x \(The client cannot be asked/,
+    );
+    assert.ok(refused(confirmTool, { action: "" }));
+  });
+
+  it("ask-model returns the model's text and name", async () => {
+    const ctx: ToolContext = {
+      ...fakeContext().ctx,
+      sample: async (request) => {
+        assert.equal(request.maxTokens, 500);
+        assert.deepEqual(request.messages[0]?.content, { type: "text", text: "2+2?" });
+        return { role: "assistant", content: { type: "text", text: "4" }, model: "m1" };
+      },
+    };
+    assert.equal(await call(askModelTool, { question: "2+2?" }, ctx), "4 (model: m1)");
+    assert.match(
+      String(await call(askModelTool, { question: "q" }, fakeContext().ctx)),
+      /^Cannot ask the model/,
+    );
   });
 });

@@ -36,7 +36,7 @@ describe("serveOptions", () => {
       assert.equal(options.metrics, false);
       assert.deepEqual(
         (options.tools ?? []).map((tool) => tool.name),
-        ["echo", "sleep", "count", "crunch", "stubborn", "stats"],
+        ["echo", "sleep", "count", "crunch", "stubborn", "stats", "confirm", "ask-model"],
       );
       assert.deepEqual(
         (options.resources ?? []).map((resource) => resource.uri),
