@@ -570,6 +570,10 @@ ${keep("Redis", current)}
 ## ${CONNECTION_ERRORS_SECTION}
 
 ${keep(CONNECTION_ERRORS_SECTION, current)}
+
+## Tracing
+
+${keep("Tracing", current)}
 `;
 
   if (write) {

@@ -1,0 +1,195 @@
+/**
+ * `npm run bench:telemetry` — what tracing costs per call: requests/s and p50/p99 latency of
+ * `tools/call echo` over loopback against four conduit-mcp processes that differ only in tracing
+ * (bench/lib/telemetry-server.ts): `off` (`tracing: false`), `absent` (`@opentelemetry/api` not
+ * resolvable: a user without the package), `noop` (the API installed, no SDK) and `on` (an SDK
+ * provider recording every span, exporter dropping them).
+ *
+ * The question it answers: does the absent API cost anything on the per-call path? So the figures
+ * that matter are ratios to `off`, measured in the same run: each round loads every target once,
+ * in a rotating order (slow drift on a shared machine spreads evenly), and the table reports
+ * medians. When `taskset` exists, the servers are pinned to the last CPU and this process (the
+ * load generator, autocannon) to the first, so the two never compete for one core.
+ *
+ * Options: `--rounds N` (5), `--duration S` (4), `--warmup S` (2), `--connections N` (50),
+ * `--no-write` (print only; otherwise the "## Tracing" section of docs/benchmarks.md is written).
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { parseArgs } from "node:util";
+
+import autocannon from "autocannon";
+
+import { type RunningTarget, startTarget } from "./lib/child.js";
+import { ECHO_HEADERS, echoBody, parseEchoResponse } from "./lib/echo-request.js";
+import { machineLine } from "./lib/machine.js";
+import { replaceSection } from "./lib/markdown-section.js";
+import { median } from "./lib/stats.js";
+
+const MODES = [
+  { key: "off", label: "`tracing: false`" },
+  { key: "absent", label: "API not installed (default options)" },
+  { key: "noop", label: "API installed, no SDK (default options)" },
+  { key: "on", label: "SDK recording every span (batch processor, exporter drops them)" },
+] as const;
+type Mode = (typeof MODES)[number]["key"];
+
+const SECTION = "Tracing";
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "5" },
+    duration: { type: "string", default: "4" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "50" },
+    "no-write": { type: "boolean", default: false },
+  },
+  strict: true,
+});
+
+function positiveInt(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`bench:telemetry: --${name} must be a positive integer; got ${text}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const rounds = positiveInt("rounds", flags.rounds);
+const duration = positiveInt("duration", flags.duration);
+const warmup = positiveInt("warmup", flags.warmup);
+const connections = positiveInt("connections", flags.connections);
+
+interface RoundResult {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+/** Pins `pid` to `cpu` when taskset exists; says whether it did. */
+function pin(pid: number, cpu: number): boolean {
+  try {
+    execFileSync("taskset", ["-pc", String(cpu), String(pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let nextId = 1_000;
+
+async function load(url: string, seconds: number): Promise<RoundResult> {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    headers: { ...ECHO_HEADERS },
+    requests: [
+      {
+        setupRequest: (request) => {
+          request.body = echoBody(++nextId);
+          return request;
+        },
+      },
+    ],
+    connections,
+    duration: seconds,
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
+  }
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+async function preflight(url: string): Promise<void> {
+  for (let id = 1; id <= 5; id++) {
+    const res = await fetch(url, { method: "POST", headers: ECHO_HEADERS, body: echoBody(id) });
+    parseEchoResponse(res.status, res.headers.get("content-type"), await res.text(), id);
+  }
+}
+
+async function start(mode: Mode): Promise<RunningTarget> {
+  process.env.BENCH_TELEMETRY = mode;
+  try {
+    return await startTarget("bench/lib/telemetry-server.ts");
+  } finally {
+    delete process.env.BENCH_TELEMETRY;
+  }
+}
+
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+const began = Date.now();
+const loadBefore = loadavg()[0] ?? 0;
+const last = cpus().length - 1;
+const pinned = last > 0 && pin(process.pid, 0);
+const targets = new Map<Mode, RunningTarget>();
+try {
+  for (const { key } of MODES) {
+    const target = await start(key);
+    targets.set(key, target);
+    if (pinned && target.child.pid !== undefined) pin(target.child.pid, last);
+    await preflight(target.url);
+  }
+  for (const { key } of MODES) {
+    console.error(`warm-up ${key}`);
+    await load((targets.get(key) as RunningTarget).url, warmup);
+  }
+  const results = new Map<Mode, RoundResult[]>(MODES.map(({ key }) => [key, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = MODES.map((_, i) => MODES[(i + round) % MODES.length] as (typeof MODES)[number]);
+    for (const { key } of order) {
+      const result = await load((targets.get(key) as RunningTarget).url, duration);
+      results.get(key)?.push(result);
+      console.error(`round ${round + 1}/${rounds} ${key}: ${fmt(result.rps)} req/s`);
+    }
+  }
+  const loadAfter = loadavg()[0] ?? 0;
+  const medians = new Map(
+    MODES.map(({ key }) => {
+      const rows = results.get(key) ?? [];
+      return [
+        key,
+        {
+          rps: median(rows.map((r) => r.rps)),
+          p50: median(rows.map((r) => r.p50)),
+          p99: median(rows.map((r) => r.p99)),
+          min: Math.min(...rows.map((r) => r.rps)),
+          max: Math.max(...rows.map((r) => r.rps)),
+        },
+      ];
+    }),
+  );
+  const off = medians.get("off")?.rps ?? 1;
+  const lines = [
+    "| Tracing | req/s (median) | range over rounds | vs `off` | p50 ms | p99 ms |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ...MODES.map(({ key, label }) => {
+      const m = medians.get(key) as NonNullable<ReturnType<typeof medians.get>>;
+      return `| ${label} | ${fmt(m.rps)} | ${fmt(m.min)}–${fmt(m.max)} | ${fmt(m.rps / off, 2)} | ${fmt(m.p50, 1)} | ${fmt(m.p99, 1)} |`;
+    }),
+  ];
+  const body = `What tracing costs a \`tools/call echo\` (zod-validated argument) over loopback with
+${connections} connections, one conduit-mcp process per row (bench/lib/telemetry-server.ts), all
+measured in the same run: ${rounds} rounds of ${duration} s per row in a rotating order after a
+${warmup} s warm-up; medians. ${pinned ? `The servers were pinned to CPU ${last} and the load generator to CPU 0 (\`taskset\`).` : "No CPU pinning (`taskset` unavailable)."}
+The column that matters is the ratio to \`off\` in the same run: "API not installed" takes the
+same per-call path as \`tracing: false\` (no observer is added, nothing is imported after the one
+failed attempt at start), so its ratio is 1 within the run-to-run noise shown by the range.
+
+${lines.join("\n")}
+
+- Machine: ${machineLine()}; load average ${fmt(loadBefore, 2)} before, ${fmt(loadAfter, 2)} after (a shared machine: other work ran at the same time)
+- Command: \`npm run bench:telemetry -- --rounds ${rounds} --duration ${duration} --warmup ${warmup} --connections ${connections}\` (${fmt((Date.now() - began) / 1000)} s)
+`;
+  console.log(lines.join("\n"));
+  if (!flags["no-write"]) {
+    const doc = "docs/benchmarks.md";
+    writeFileSync(doc, replaceSection(readFileSync(doc, "utf8"), SECTION, body));
+    console.error(`wrote the "## ${SECTION}" section of ${doc}`);
+  }
+} finally {
+  await Promise.all([...targets.values()].map((target) => target.stop()));
+}
