@@ -8,11 +8,18 @@
  * What is not an error here: a cancelled handler (its AbortError is the cancellation, already
  * on `conduit-mcp:request:cancelled`; the call's state tells, so the rejection is never seen as
  * a failure), a killed one (`conduit-mcp:tool:killed`), a tool's own `isError: true` result (the
- * tool reported it to the model on purpose), and a full worker pool ("Server busy" is a refusal
- * under load, not a fault: reporting it would flood the log exactly when the server is busiest).
+ * tool reported it to the model on purpose), a refusal meant for the client (an
+ * `InvalidParamsError`, a client that cannot be asked: the client gets the message), and a full
+ * worker pool ("Server busy" is a refusal under load, not a fault: reporting it would flood the
+ * log exactly when the server is busiest).
  */
 import { channels, type HandlerKind, type ToolErrorMessage } from "../diagnostics.js";
-import { WorkerPoolFullError } from "../errors.js";
+import {
+  CannotAskClientError,
+  InvalidParamsError,
+  MissingClientCapabilityError,
+  WorkerPoolFullError,
+} from "../errors.js";
 import type { DispatchObserver, HandlerEnd, HandlerInfo } from "../protocol/index.js";
 import { reflectText } from "../reflect.js";
 
@@ -60,7 +67,7 @@ export class ErrorReporter implements DispatchObserver {
   handlerEnded(info: HandlerInfo, end: HandlerEnd): void {
     if (end.outcome !== "error" || end.error === undefined) return;
     const { error } = end;
-    if (error instanceof WorkerPoolFullError) return;
+    if (error instanceof WorkerPoolFullError || answeredInFull(error, info)) return;
     const publish = channels.toolError.hasSubscribers;
     if (!publish && this.onError === null) return;
     const context = contextOf(info);
@@ -75,6 +82,17 @@ export class ErrorReporter implements DispatchObserver {
       // The operator's hook failing must not change what the client gets.
     }
   }
+}
+
+/**
+ * A refusal the handler meant for the client, which gets its message: an `InvalidParamsError`
+ * (-32602, or a tool's `isError` result), a `MissingClientCapabilityError` (-32021), a
+ * `CannotAskClientError` out of a tool (an `isError` result). Not the operator's to fix.
+ */
+function answeredInFull(error: unknown, info: HandlerInfo): boolean {
+  if (error instanceof InvalidParamsError) return true;
+  if (!(error instanceof CannotAskClientError)) return false;
+  return info.kind === "tool" || error instanceof MissingClientCapabilityError;
 }
 
 function contextOf(info: HandlerInfo): HandlerErrorContext {

@@ -18,6 +18,7 @@ import {
 import { z } from "zod";
 
 import { ChannelName, type ToolErrorMessage } from "../../src/diagnostics.js";
+import { CannotAskClientError, InvalidParamsError } from "../../src/errors.js";
 import {
   definePrompt,
   defineResource,
@@ -51,6 +52,18 @@ function handlers(): Pick<
         name: "bad_structured",
         output: z.object({ n: z.number() }),
         handler: () => ({ content: [], structuredContent: { n: "not a number" } }) as never,
+      }),
+      defineTool({
+        name: "refuses",
+        handler: () => {
+          throw new InvalidParamsError("n must be even");
+        },
+      }),
+      defineTool({
+        name: "asks",
+        handler: () => {
+          throw new CannotAskClientError();
+        },
       }),
       defineTool({
         name: "soft_fail",
@@ -235,6 +248,23 @@ describe("errors the operator can see", () => {
           ["bad_structured", "TypeError"],
         ],
       );
+    });
+  });
+
+  test("refusals meant for the client (InvalidParamsError, cannot ask the client) are not reported", async () => {
+    await withServer({}, async (url, hooked, published) => {
+      const refused = await rpc(url, callBody(1, "refuses", {}), json);
+      assert.equal(refused.json.result.isError, true);
+      assert.match(refused.text, /n must be even/, "the client gets the refusal");
+      const asks = await rpc(url, callBody(2, "asks", {}), json);
+      assert.equal(asks.json.result.isError, true);
+      const boom = await rpc(url, callBody(3, "boom", {}), json);
+      assert.equal(boom.json.error.code, -32603);
+      assert.deepEqual(
+        hooked.map((r) => r.context.name),
+        ["boom"],
+      );
+      assert.equal(published.length, 1);
     });
   });
 
