@@ -548,6 +548,92 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
     });
   });
 
+  test("README recipe (Asking the client): confirm with a zod form acts only after a yes", async () => {
+    const acted: string[] = [];
+    const confirm = defineTool({
+      name: "confirm",
+      input: z.object({ action: z.string() }),
+      handler: async ({ action }, ctx) => {
+        try {
+          const answer = await ctx.elicit(
+            `Do you want to ${action}?`,
+            z.object({ confirm: z.boolean() }),
+          );
+          if (answer.action !== "accept" || !answer.content.confirm) return `Not done: ${action}`;
+        } catch (error) {
+          if (!(error instanceof CannotAskClientError)) throw error;
+          return `Not done: the client cannot be asked here (${error.message})`;
+        }
+        acted.push(action);
+        return `Done: ${action}`;
+      },
+    });
+    const server = createMcpServer({ tools: [confirm] });
+    const { url } = await server.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const first = (await call(url, "confirm", { action: "ship it" })).json.result as Json;
+      assert.deepEqual(first.inputRequests["elicit-1"].params.requestedSchema, {
+        type: "object",
+        properties: { confirm: { type: "boolean" } },
+        required: ["confirm"],
+      });
+      assert.deepEqual(acted, [], "nothing acted before the answer");
+      const no = await call(
+        url,
+        "confirm",
+        { action: "ship it" },
+        {
+          requestState: first.requestState,
+          inputResponses: { "elicit-1": { action: "accept", content: { confirm: false } } },
+        },
+      );
+      assert.equal(no.json.result?.content[0].text, "Not done: ship it");
+      const wrongType = await call(
+        url,
+        "confirm",
+        { action: "ship it" },
+        {
+          requestState: first.requestState,
+          inputResponses: { "elicit-1": { action: "accept", content: { confirm: "yes" } } },
+        },
+      );
+      assert.equal(wrongType.json.error?.code, -32602, "the zod form parses the answer");
+      const yes = await call(
+        url,
+        "confirm",
+        { action: "ship it" },
+        {
+          requestState: first.requestState,
+          inputResponses: { "elicit-1": { action: "accept", content: { confirm: true } } },
+        },
+      );
+      assert.equal(yes.json.result?.content[0].text, "Done: ship it");
+      assert.deepEqual(acted, ["ship it"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a flow whose state would exceed maxStateBytes answers -32603, without internals", async () => {
+    const hoarder = defineTool({
+      name: "hoarder",
+      handler: async (_args, ctx) => {
+        ctx.saveState("x".repeat(5_000));
+        await ctx.roots();
+        return "never";
+      },
+    });
+    const server = createMcpServer({ tools: [hoarder], inputRequired: { maxStateBytes: 1_000 } });
+    const { url } = await server.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const answer = await call(url, "hoarder");
+      assert.equal(answer.json.error?.code, -32603, answer.text);
+      assert.ok(!answer.text.includes("xxxx"));
+    } finally {
+      await server.close();
+    }
+  });
+
   test("2025-11-25: the handler gets a catchable CannotAskClientError; uncaught, an isError result", async () => {
     const init = await fetch(urlA, {
       method: "POST",
