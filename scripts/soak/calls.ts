@@ -478,6 +478,12 @@ function judgeCancelled(ctx: LoadContext, call: Call, story: CancelStory, what: 
     ctx.tally.outcome("result (ended before its cancel was due)");
   } else if (ctx.timeline.disturbed([call.node, ...cancelNodes], firstCancelAt, got.endedAt)) {
     ctx.tally.outcome("result (cancel lost to a Redis outage or a kill)");
+    const nodes = [call.node, ...cancelNodes];
+    const killed = nodes.some((n) => ctx.timeline.nodeKilled(n, firstCancelAt, got.endedAt));
+    const since = ctx.timeline.sinceRedisBack(firstCancelAt);
+    if (!killed && Number.isFinite(since) && since > ctx.tally.maxLostAfterRedisBackMs) {
+      ctx.tally.maxLostAfterRedisBackMs = since;
+    }
   } else {
     ctx.tally.outcome("result despite a cancel");
     ctx.tally.violation(`${what}: cancel had no effect without any chaos`, describe(call, got));

@@ -26,7 +26,7 @@ import { exchange } from "./exchange.js";
 import { type Leftovers, pidOfNodeId, scanLeftovers } from "./leftovers.js";
 import { Random } from "./random.js";
 import { Tally } from "./tally.js";
-import { Timeline } from "./timeline.js";
+import { REDIS_GRACE_MS, Timeline } from "./timeline.js";
 
 /** Largest heap growth (after full GCs) of the witness node between warm-up and the end. */
 const HEAP_GROWTH = 0.25;
@@ -187,6 +187,10 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       ],
       ...outcomes.map(([k, n]): [string, string] => [`  outcome: ${k}`, String(n)]),
       ...notes.map(([k, n]): [string, string] => [`  ${k}`, String(n)]),
+      [
+        "latest lost cross-node cancel, after Redis was back",
+        `${tally.maxLostAfterRedisBackMs.toFixed(0)} ms (judged lost to the outage up to ${REDIS_GRACE_MS} ms)`,
+      ],
       [
         "Redis 0.3 s after the parting SIGKILL (rows / in-flight entries)",
         partingLeft === null ? "?" : `${partingLeft.rows} / ${partingLeft.inFlightEntries}`,

@@ -6,6 +6,8 @@ export class Tally {
   readonly outcomes = new Map<string, number>();
   readonly notes = new Map<string, number>();
   readonly violations = new Map<string, { count: number; examples: string[] }>();
+  /** Longest time after Redis came back at which a cross-node cancel was still lost. */
+  maxLostAfterRedisBackMs = 0;
   started = 0;
   settled = 0;
   /** Each session the load created: from its `initialize` to the end of its last `DELETE`. */

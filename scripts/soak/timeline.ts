@@ -58,6 +58,19 @@ export class Timeline {
     return this.redisDisturbed(from, to) || nodes.some((n) => this.nodeKilled(n, from, to));
   }
 
+  /**
+   * How long before `at` Redis last came back (0 while it is away at `at`); +Infinity when it was
+   * never away before `at`. Tells how long after an outage cross-node effects were still missing.
+   */
+  sinceRedisBack(at: number): number {
+    let since = Number.POSITIVE_INFINITY;
+    for (const e of this.events) {
+      if (e.kind === "node-kill" || e.from > at) continue;
+      since = Math.min(since, Math.max(0, at - e.to));
+    }
+    return since;
+  }
+
   count(kind: Disturbance["kind"]): number {
     return this.events.filter((e) => e.kind === kind).length;
   }

@@ -106,8 +106,13 @@ export async function redisBackends(
   if (command.maxRows !== undefined) storeOptions.maxRows = command.maxRows;
   if (command.maxRowsPerScope !== undefined) storeOptions.maxRowsPerScope = command.maxRowsPerScope;
   const cancellationStore = new redis.RedisCancellationStore(storeOptions);
+  // The per-creator bound goes to the shared store (memory sessions get it in serveOptions).
   const sessionStore = command.sessions
-    ? new redis.RedisSessionStore({ redis: command.redis })
+    ? new redis.RedisSessionStore(
+        command.maxSessionsPerScope === undefined
+          ? { redis: command.redis }
+          : { redis: command.redis, maxSessionsPerScope: command.maxSessionsPerScope },
+      )
     : undefined;
   // The janitor is what sweeps the entries of nodes whose lease expired (the dead-process
   // sweep across machines), so it runs once per lease: a SIGKILLed node's entries are gone within

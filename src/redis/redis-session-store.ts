@@ -198,8 +198,13 @@ export class RedisSessionStore implements SessionStore {
   private readonly keys: ShardKeys;
   private readonly maxPerScope: number;
   private readonly maxPerScopeArg: string;
-  /** Sessions in the local copy per creating scope (the outage path's per-creator bound). */
-  private readonly localPerScope = new Map<string, number>();
+  /**
+   * Sessions created (or changed) during an outage and not yet written back, per creating scope:
+   * the outage path's per-creator bound. Copies of sessions merely seen here are not counted: one
+   * ended through another node stays in this node's copy until it is asked for again or idles
+   * out, and counting it would refuse a creator that holds no session at all.
+   */
+  private readonly pendingPerScope = new Map<string, number>();
   private readonly maxArg: string;
   private readonly maxSessionsArg: number;
   private readonly localMax: number;
@@ -294,9 +299,10 @@ export class RedisSessionStore implements SessionStore {
       // Redis is away: the session lives in the local copy (bounded per creator first) and is
       // written back when Redis is back.
       if (this.maxSessionsArg === 0) return "full";
-      const held = this.local.has(record.id)
-        ? 0
-        : (this.localPerScope.get(record.creatorScope) ?? 0);
+      const held =
+        this.local.get(record.id)?.pending === true
+          ? 0
+          : (this.pendingPerScope.get(record.creatorScope) ?? 0);
       if (held >= this.maxPerScope) return "scope-full";
       this.remember(record, true);
       return "created";
@@ -348,7 +354,10 @@ export class RedisSessionStore implements SessionStore {
     if (kept !== undefined) kept.record = { ...kept.record, logLevel: level };
     if (ok !== UNAVAILABLE) return ok === 1;
     if (kept === undefined) return false;
-    kept.pending = true;
+    if (!kept.pending) {
+      kept.pending = true;
+      this.countPending(kept.record.creatorScope, 1);
+    }
     return true;
   }
 
@@ -398,7 +407,7 @@ export class RedisSessionStore implements SessionStore {
     if (this.closed) return;
     this.closed = true;
     this.local.clear();
-    this.localPerScope.clear();
+    this.pendingPerScope.clear();
     this.pendingDeletes.clear();
     this.client.off("error", this.onError);
     this.client.off("ready", this.onReady);
@@ -461,6 +470,10 @@ export class RedisSessionStore implements SessionStore {
             0,
           );
         }
+        // Written back: no longer pending (unless deleted or replaced meanwhile, which counted it).
+        if (this.local.get(id) === kept && kept.pending) {
+          this.countPending(kept.record.creatorScope, -1);
+        }
         kept.pending = false;
         // Refused (the creator's quota is taken, or the store refuses all): the client will
         // initialise again.
@@ -484,13 +497,9 @@ export class RedisSessionStore implements SessionStore {
     if (this.localMax === 0) return;
     const previous = this.local.get(record.id);
     if (previous !== undefined) this.forget(record.id);
-    this.local.set(record.id, {
-      record,
-      pending: pending || previous?.pending === true,
-      usedAt: performance.now(),
-    });
-    const scope = record.creatorScope;
-    this.localPerScope.set(scope, (this.localPerScope.get(scope) ?? 0) + 1);
+    const stillPending = pending || previous?.pending === true;
+    this.local.set(record.id, { record, pending: stillPending, usedAt: performance.now() });
+    if (stillPending) this.countPending(record.creatorScope, 1);
     this.pendingDeletes.delete(record.id);
     if (this.local.size > this.localMax) this.forget(this.local.keys().next().value as string);
   }
@@ -500,11 +509,15 @@ export class RedisSessionStore implements SessionStore {
     const kept = this.local.get(id);
     if (kept === undefined) return false;
     this.local.delete(id);
-    const scope = kept.record.creatorScope;
-    const held = (this.localPerScope.get(scope) ?? 1) - 1;
-    if (held <= 0) this.localPerScope.delete(scope);
-    else this.localPerScope.set(scope, held);
+    if (kept.pending) this.countPending(kept.record.creatorScope, -1);
     return true;
+  }
+
+  /** Adds `delta` to a creator's count of pending sessions (entries at 0 are removed). */
+  private countPending(scope: string, delta: number): void {
+    const held = (this.pendingPerScope.get(scope) ?? 0) + delta;
+    if (held <= 0) this.pendingPerScope.delete(scope);
+    else this.pendingPerScope.set(scope, held);
   }
 
   /** A local copy's session, refreshed, or undefined. */

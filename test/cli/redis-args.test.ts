@@ -141,3 +141,33 @@ describe("--row-ttl-ms", () => {
     }
   });
 });
+
+describe("--max-sessions-per-scope with --redis", () => {
+  it("bounds the Redis session store too (Redis unreachable: its outage copy applies the bound)", async () => {
+    // Found by the chaos soak (docs/soak.md): the flag was dropped under --redis, and the Redis
+    // store's default of 64 refused initialize to a tenant the flag allowed far more.
+    const backends = await redisBackends({
+      ...serve(["serve", "--redis", "redis://127.0.0.1:1", "--sessions"]),
+      redis: "redis://127.0.0.1:1",
+      maxSessionsPerScope: 2,
+    });
+    const record = (id: string) => ({
+      id,
+      principalId: null,
+      creatorScope: "ip:127.0.0.1",
+      protocolVersion: "2025-11-25",
+      createdAt: 0,
+      lastSeenAt: 0,
+      logLevel: null,
+    });
+    try {
+      const store = backends.sessionStore;
+      assert.ok(store);
+      assert.equal(await store.create(record("a")), "created");
+      assert.equal(await store.create(record("b")), "created");
+      assert.equal(await store.create(record("c")), "scope-full");
+    } finally {
+      await backends.close();
+    }
+  });
+});

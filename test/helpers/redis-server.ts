@@ -102,11 +102,12 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "conduit-redis-"));
   let child: ChildProcess | null = null;
-  let stderr = "";
+  /** The server's latest output (it logs to stdout), for the error when it does not start. */
+  let output = "";
 
   const start = async (): Promise<void> => {
     if (child) return;
-    stderr = "";
+    output = "";
     const proc = spawn(
       BINARY,
       [
@@ -121,11 +122,13 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
         "--dir",
         dir,
       ],
-      { stdio: ["ignore", "ignore", "pipe"] },
+      { stdio: ["ignore", "pipe", "pipe"] },
     );
-    proc.stderr?.on("data", (chunk: Buffer) => {
-      if (stderr.length < 4_000) stderr += chunk.toString();
-    });
+    const keep = (chunk: Buffer): void => {
+      output = (output + chunk.toString()).slice(-2_000);
+    };
+    proc.stdout?.on("data", keep);
+    proc.stderr?.on("data", keep);
     child = proc;
     // Never leave a server behind, even when a test run ends abruptly.
     const reap = () => proc.kill("SIGKILL");
@@ -139,7 +142,7 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
     }
     proc.kill("SIGKILL");
     child = null;
-    throw new Error(`redis-server on port ${port} did not answer PING: ${stderr.trim()}`);
+    throw new Error(`redis-server on port ${port} did not answer PING: ${output.trim()}`);
   };
 
   const pause = async (): Promise<void> => {

@@ -184,4 +184,30 @@ describe("RedisSessionStore", { skip: skip ?? false }, () => {
       client.disconnect();
     }
   });
+  it("during an outage, a creator's bound counts the sessions it created then, not stale copies", async () => {
+    // Found by the chaos soak (docs/soak.md): a node keeps a copy of every session it has seen,
+    // and one ended through another node stays in that copy until it is asked for again or
+    // idles out. Counting those copies against the creator's quota refused `initialize` (429)
+    // during an outage to a tenant that held no session at all.
+    const prefix = freshPrefix("stale-copies");
+    const a = await make({ prefix, maxSessionsPerScope: 2 });
+    const b = await make({ prefix, maxSessionsPerScope: 2 });
+    assert.equal(await a.create(session("old-1", 0)), "created");
+    assert.equal(await a.create(session("old-2", 0)), "created");
+    assert.equal(await a.create(session("old-3", 0)), "scope-full", "the quota holds in Redis");
+    assert.equal(await b.delete("old-1"), true);
+    assert.equal(await b.delete("old-2"), true);
+    await server.pause();
+    try {
+      assert.equal(await a.create(session("new-1", 0)), "created");
+      assert.equal(await a.create(session("new-2", 0)), "created");
+      assert.equal(
+        await a.create(session("new-3", 0)),
+        "scope-full",
+        "sessions created during the outage are still bounded per creator",
+      );
+    } finally {
+      await server.start();
+    }
+  });
 });
