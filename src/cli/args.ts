@@ -66,6 +66,11 @@ export interface ServeCommand {
   /** This node's Redis lease (`--redis-lease-ms`); only with `redis`. Store default 15 000. */
   readonly redisLeaseMs?: number;
   /**
+   * Keys sealing `requestState` of input-required results (`--state-key-file`), newest first;
+   * absent → a random key per process (README, "Asking the client").
+   */
+  readonly stateKeys?: readonly string[];
+  /**
    * Serve over stdin/stdout instead of HTTP (`--stdio`): newline-delimited JSON-RPC, logs on
    * stderr, exit when stdin closes.
    */
@@ -160,6 +165,10 @@ Options:
   --redis-lease-ms MS            this node's lease in Redis, renewed every MS/3; entries of
                                  a node that died without closing go within about two
                                  leases (default 15000; needs --redis)
+  --state-key-file PATH          keys sealing the requestState of input_required results
+                                 (ctx.elicit/sample/roots), one a line, newest first, each at
+                                 least 32 bytes; give every node the same file so a retry can
+                                 reach any of them (default: a random key per process)
   --stdio                        serve over stdin/stdout (one client: the process that
                                  started this one) instead of HTTP; logs go to stderr and
                                  the process exits when stdin closes
@@ -196,6 +205,7 @@ const OPTIONS = {
   metrics: { type: "boolean" },
   redis: { type: "string" },
   "redis-lease-ms": { type: "string" },
+  "state-key-file": { type: "string" },
   stdio: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
@@ -272,6 +282,7 @@ function serveCommand(
     metrics?: boolean | undefined;
     redis?: string | undefined;
     "redis-lease-ms"?: string | undefined;
+    "state-key-file"?: string | undefined;
     stdio?: boolean | undefined;
   },
   env: Readonly<Record<string, string | undefined>>,
@@ -348,7 +359,47 @@ function serveCommand(
     // The store renews every lease/3 ms and needs at least 3 (RedisCancellationStore leaseMs).
     command.redisLeaseMs = integer("--redis-lease-ms", values["redis-lease-ms"], 3, MAX_TIMER_MS);
   }
+  if (values["state-key-file"] !== undefined) {
+    command.stateKeys = stateKeyFile(values["state-key-file"]);
+  }
   return command;
+}
+
+/** Most keys a `--state-key-file` may list (rotation needs two or three). */
+const MAX_STATE_KEYS = 16;
+/** Shortest key: 256 bits, as `inputRequired.keys` asks (src/protocol/request-state.ts). */
+const MIN_STATE_KEY_BYTES = 32;
+
+/**
+ * `--state-key-file PATH`: one key a line, newest first; blank lines and `#` comments skipped. A
+ * problem names the line number, never its content (it is a key).
+ */
+function stateKeyFile(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UsageProblem(
+      `--state-key-file ${show(path)} cannot be read (${String(code ?? "error")})`,
+    );
+  }
+  const keys: string[] = [];
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    if (Buffer.byteLength(line, "utf8") < MIN_STATE_KEY_BYTES) {
+      throw new UsageProblem(
+        `--state-key-file ${show(path)} line ${index + 1}: a key needs at least ${MIN_STATE_KEY_BYTES} bytes`,
+      );
+    }
+    keys.push(line);
+    if (keys.length > MAX_STATE_KEYS) {
+      throw new UsageProblem(`--state-key-file ${show(path)} has more than ${MAX_STATE_KEYS} keys`);
+    }
+  }
+  if (keys.length === 0) throw new UsageProblem(`--state-key-file ${show(path)} has no key`);
+  return keys;
 }
 
 /** Flags that configure the HTTP door only (refused with `--stdio`). */

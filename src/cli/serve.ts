@@ -206,6 +206,9 @@ export function serveOptions(
     options.streamCancelTimeoutMs = command.streamCancelTimeoutMs;
   }
   if (command.closeGraceMs !== undefined) options.closeGraceMs = command.closeGraceMs;
+  if (command.stateKeys !== undefined) {
+    options.inputRequired = { ...base.inputRequired, keys: [...command.stateKeys] };
+  }
   if (command.maxConcurrentRequestsPerScope !== undefined) {
     options.maxConcurrentRequestsPerScope = command.maxConcurrentRequestsPerScope;
   }
