@@ -72,13 +72,19 @@ export class RequestTracing implements DispatchObserver {
   requestStarted(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined {
     const { api } = this;
     const parent = this.parentOf(info);
+    // The method is known to samplers from the start; the rest only once the span records.
     const span = this.tracer.startSpan(
       info.method,
-      { kind: api.SpanKind.SERVER, attributes: requestAttributes(info), links: parent.links },
+      {
+        kind: api.SpanKind.SERVER,
+        attributes: { "mcp.method.name": info.method },
+        links: parent.links,
+      },
       parent.context,
     );
-    // No SDK registered (the API's no-op tracer): nothing more to do for this request.
+    // No SDK registered (the API's no-op tracer), or not sampled: nothing more for this request.
     if (!span.isRecording()) return undefined;
+    span.setAttributes(requestAttributes(info));
     const traced = new TracedSink(sink, span, info, api, api.trace.setSpan(parent.context, span));
     this.requests.set(info, traced);
     return traced;
