@@ -140,6 +140,19 @@ describe("OAuth resource server: opaque tokens by introspection", () => {
     assert.equal((await rpc(url, LIST, { authorization: `Bearer ${fresh}` })).status, 200);
   });
 
+  test("an oversized introspection answer is not read past 64 KiB: 503", async () => {
+    await open({ issuer: idp.issuer, introspection: introspection() });
+    const token = idp.opaqueToken({
+      active: true,
+      sub: "bob",
+      aud: url,
+      iss: idp.issuer,
+      exp: now() + 300,
+      padding: "x".repeat(200_000),
+    });
+    assert.equal((await rpc(url, LIST, { authorization: `Bearer ${token}` })).status, 503);
+  });
+
   test("with both configured, JWTs are verified locally and opaque tokens introspected", async () => {
     await open({ issuer: idp.issuer, jwksUrl: idp.jwksUrl, introspection: introspection() });
     const jwt = await idp.sign({ sub: "alice", aud: url });
