@@ -162,6 +162,8 @@ describe("OAuth resource server: JWT access tokens", () => {
           .sign(idp.currentKey.privateKey),
       ],
       ["no subject", await token({ sub: undefined })],
+      ["an overlong subject", await token({ sub: "s".repeat(300) })],
+      ["a subject with control characters", await token({ sub: "alice\r\nX-Forged: 1" })],
       ["garbage", "not-a-token"],
       ["garbage JWT", "eyJhbGciOiJSUzI1NiJ9.e30.AAAA"],
       [

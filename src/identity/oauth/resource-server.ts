@@ -184,6 +184,9 @@ export function createResourceServer(input: OAuthOptions): ResourceServer {
   return server;
 }
 
+/** Longest subject accepted as a principal id. */
+const MAX_SUBJECT_LENGTH = 256;
+
 const NOT_CONFIGURED: AuthDecision = Object.freeze({
   ok: false,
   status: 503,
@@ -225,6 +228,13 @@ function principalOf(
   const principal = createPrincipal({ id: claims[options.principalClaim], scopes, claims });
   if (principal.id === null || principal.id === "") {
     return server.invalidToken("The access token names no subject");
+  }
+  // The subject becomes a scope key, a log field and a label: bounded, printable.
+  if (
+    principal.id.length > MAX_SUBJECT_LENGTH ||
+    /[\u0000-\u001f\u007f-\u009f]/.test(principal.id)
+  ) {
+    return server.invalidToken("The access token's subject is not usable here");
   }
   const missing = missingScopes(scopes, options.scopes);
   if (missing.length > 0) {
