@@ -227,6 +227,10 @@ export class InputRound {
     if (!form) return Promise.reject(new MissingClientCapabilityError({ elicitation: {} }));
     const zod = schema instanceof z.ZodType ? schema : null;
     const requestedSchema = zod === null ? (schema as ElicitSchema) : jsonSchemaOf(zod);
+    if (!isFlatForm(requestedSchema)) {
+      // A programming error, reported as such (-32603 and the server's onError), not sent.
+      return Promise.reject(new TypeError(FORM_RULE));
+    }
     return this.ask(
       "elicit",
       { method: "elicitation/create", params: { mode: "form", message, requestedSchema } },
@@ -365,6 +369,26 @@ function jsonSchemaOf(schema: z.ZodType): ElicitSchema {
   };
   if (Array.isArray(json.required)) result.required = json.required as string[];
   return result;
+}
+
+const FORM_RULE =
+  "ctx.elicit: the schema must be an object of primitive properties (string, number, integer, boolean, or an array of enum strings), as MCP 2026-07-28 elicitation, 'Requested Schema', restricts it";
+const PRIMITIVE_TYPES: ReadonlySet<unknown> = new Set(["string", "number", "integer", "boolean"]);
+
+/** A form's schema as the spec restricts it: flat, primitive properties (arrays of enums only). */
+function isFlatForm(schema: unknown): boolean {
+  if (!isPlainObject(schema) || schema.type !== "object" || !isPlainObject(schema.properties)) {
+    return false;
+  }
+  if (schema.required !== undefined && !Array.isArray(schema.required)) return false;
+  return Object.values(schema.properties).every(
+    (property) =>
+      isPlainObject(property) &&
+      (PRIMITIVE_TYPES.has(property.type) ||
+        (property.type === "array" &&
+          isPlainObject(property.items) &&
+          allowedValues(property.items) !== null)),
+  );
 }
 
 /** An `ElicitResult`, checked against the form it answers; a string says what is wrong. */

@@ -614,6 +614,36 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
     }
   });
 
+  test("a form the spec does not allow (nested, null) is a handler bug: -32603, nothing asked", async () => {
+    const nested = defineTool({
+      name: "nested",
+      input: z.object({ shape: z.enum(["nested", "nullable", "fine"]) }),
+      handler: async ({ shape }, ctx) => {
+        const form =
+          shape === "nested"
+            ? z.object({ address: z.object({ city: z.string() }) })
+            : shape === "nullable"
+              ? z.object({ name: z.string().nullable() })
+              : z.object({ tags: z.array(z.enum(["a", "b"])), n: z.number().int() });
+        await ctx.elicit("?", form);
+        return "asked";
+      },
+    });
+    const server = createMcpServer({ tools: [nested], onError: false });
+    const { url } = await server.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      for (const shape of ["nested", "nullable"]) {
+        const answer = await call(url, "nested", { shape });
+        assert.equal(answer.json.error?.code, -32603, answer.text);
+        assert.equal(answer.json.error?.message, "Internal server error");
+      }
+      const fine = await call(url, "nested", { shape: "fine" });
+      assert.equal(fine.json.result?.resultType, "input_required", fine.text);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a flow whose state would exceed maxStateBytes answers -32603, without internals", async () => {
     const hoarder = defineTool({
       name: "hoarder",
