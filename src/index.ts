@@ -25,7 +25,6 @@
  */
 
 export {
-  CancellationJanitor,
   CancellationRegistry,
   type CancellationRegistryOptions,
   type CancellationRow,
@@ -35,10 +34,9 @@ export {
   DEFAULT_MAX_ROWS,
   DEFAULT_MAX_ROWS_PER_SCOPE,
   DEFAULT_TTL_MS,
-  MAX_REQUEST_ID_BYTES,
+  type HandleLifetime,
   MemoryCancellationStore,
   type MemoryCancellationStoreOptions,
-  normalizeRequestId,
   type RecordOutcome,
   type RemoteCancellation,
   type RequestHandle,
@@ -72,21 +70,12 @@ export {
   WorkerPoolClosedError,
   WorkerPoolFullError,
 } from "./errors.js";
-export type { AuthOptions } from "./http/index.js";
+export type { AuthOptions, NodeRequestListener } from "./http/index.js";
 export {
-  clientAddress,
-  clientBucket,
   createPrincipal,
-  deriveId,
-  GLOBAL_SCOPE,
   type Principal,
   type PrincipalFields,
-  parseTrustProxy,
-  type ScopeInput,
-  scopeOf,
-  type TrustProxy,
   type TrustProxyOption,
-  UNKNOWN_BUCKET,
 } from "./identity/index.js";
 export {
   type IntrospectionOptions,
@@ -98,12 +87,13 @@ export {
   type IsolatedToolContext,
   type IsolatedToolFunction,
   isolatedHandler,
-  WorkerPool,
   type WorkerPoolOptions,
 } from "./isolation/index.js";
 export {
   type AskOptions,
+  type BlobResourceContents,
   type CollectionChange,
+  type ContentBlock,
   definePrompt,
   defineResource,
   defineResourceTemplate,
@@ -116,6 +106,9 @@ export {
   type Icon,
   InputPending,
   type InputRequiredOptions,
+  type JsonSchemaObject,
+  type ListedItem,
+  type ListKind,
   LOGGING_LEVELS,
   type LoggingLevel,
   type ParamHeader,
@@ -129,11 +122,15 @@ export {
   type PromptMessage,
   type PromptResult,
   type PromptReturn,
+  type ProtocolEra,
   type ReadCaching,
+  type RequestInfo,
+  type RequestMeta,
   type Resource,
   type ResourceAnnotations,
   type ResourceContents,
   type ResourceDefinition,
+  type ResourceFieldsBase,
   type ResourceReadValue,
   type ResourceTemplate,
   type ResourceTemplateDefinition,
@@ -143,10 +140,13 @@ export {
   type SampleResult,
   type SamplingContent,
   type SamplingMessage,
+  type TextResourceContents,
+  type ToolAnnotations,
+  type ToolArgs,
+  type ToolReturn,
   type VariableCompleter,
   type VisibilityContext,
 } from "./protocol/index.js";
-export { reflectText } from "./reflect.js";
 export {
   type ConcurrencySnapshot,
   createMcpServer,
@@ -155,7 +155,6 @@ export {
   type ListenAddress,
   type McpServer,
   type McpServerOptions,
-  PACKAGE_VERSION,
   type SessionOptions,
   type StdioOptions,
   type StdioServing,
@@ -168,6 +167,7 @@ export {
 export {
   MemorySessionStore,
   type MemorySessionStoreOptions,
+  type SessionCreateOutcome,
   type SessionRecord,
   type SessionStore,
 } from "./sessions/index.js";
@@ -175,4 +175,5 @@ export {
   type HandlerErrorContext,
   type HandlerErrorHook,
   logHandlerError,
+  type TracerProviderLike,
 } from "./telemetry/index.js";

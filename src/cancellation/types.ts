@@ -137,11 +137,11 @@ export interface RequestHandle {
   /** False once untracked or released; the dead-handle sweep removes entries of dead handles. */
   readonly alive: boolean;
   /**
-   * One listener slot, called once, synchronously, when the handle aborts, before the signal's
+   * @internal One listener slot, called once, synchronously, when the handle aborts, before the signal's
    * own listeners; `null` clears it. Lets a transport follow the handle without creating its
    * signal (a closure-free `{ handleEvent() }` object, like an EventListener).
    */
   setAbortListener(listener: AbortListener | null): void;
-  /** Aborts this handle only (disconnect, shutdown, timeout). No row is written. */
+  /** Aborts this handle only (disconnect, shutdown). No row is written. */
   abort(reason: RequestCancelledError): void;
 }

@@ -16,6 +16,7 @@ const KIND = "conduit-mcp:isolated-handler";
  * it is; frozen.
  */
 export interface IsolatedHandler {
+  /** @internal Brands what `isolatedHandler()` made. */
   readonly kind: typeof KIND;
   /** Absolute URL of the module (`file:`, or `data:` for tiny inline tools). */
   readonly moduleUrl: string;

@@ -58,7 +58,7 @@ export interface ResourceTemplate {
   readonly cacheScope: "public" | "private";
   readonly ttlMs: number | null;
   readonly read: ResourceTemplateDefinition["read"];
-  /** Matches a URI; values longer than `maxValueLength` make it `tooLong`. */
+  /** @internal Matches a URI; values longer than `maxValueLength` make it `tooLong`. */
   match(uri: string, maxValueLength: number): TemplateMatch;
   /** The completer of one variable, or null. */
   completer(variable: string): VariableCompleter | null;

@@ -110,9 +110,9 @@ export interface Tool {
   readonly requiredClientCapabilities: Readonly<Record<string, object>> | null;
   /** The `x-mcp-header` annotations of its input schema (`Mcp-Param-*` headers to check). */
   readonly paramHeaders: readonly ParamHeader[];
-  /** Validates `arguments` (absent → `{}`); never throws. */
+  /** @internal Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
-  /** Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
+  /** @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
   toResult(value: unknown): HandlerResult;
   readonly handler: (args: never, ctx: ToolContext) => unknown;
 }

@@ -210,7 +210,7 @@ export class Dispatcher implements HandlerCallHost {
   readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
   /** The served prompts. */
   readonly prompts: PrimitiveCollection<Prompt>;
-  /** @internal HandlerCallHost: set by {@link abortAll} for a shutdown. */
+  /** HandlerCallHost: set by {@link abortAll} for a shutdown. */
   shuttingDown = false;
   private readonly registry: CancellationRegistry;
   private observer: DispatchObserver | null;
@@ -442,13 +442,13 @@ export class Dispatcher implements HandlerCallHost {
     for (const call of [...this.active]) call.handle.abort(reason);
   }
 
-  /** @internal HandlerCallHost: the server's pool for isolated tools. */
+  /** HandlerCallHost: the server's pool for isolated tools. */
   workerPool(): WorkerPool {
     if (this.pool === null) throw new Error("conduit-mcp: no worker pool was given");
     return this.pool();
   }
 
-  /** @internal HandlerCallHost: cancels one call's handle; resolves whether a row was written. */
+  /** HandlerCallHost: cancels one call's handle; resolves whether a row was written. */
   async cancelHandle(
     handle: RequestHandle,
     reason: string,
@@ -458,7 +458,7 @@ export class Dispatcher implements HandlerCallHost {
     return result.ok;
   }
 
-  /** @internal HandlerCallHost: forgets the call, then untracks and clears (never rejects). */
+  /** HandlerCallHost: forgets the call, then untracks and clears (never rejects). */
   async release(call: HandlerCall): Promise<void> {
     if (!this.active.delete(call)) return;
     if (call.sessionId !== null) {
@@ -476,14 +476,14 @@ export class Dispatcher implements HandlerCallHost {
     }
   }
 
-  /** @internal HandlerCallHost: runs the handler, inside the observer's context if it has one. */
+  /** HandlerCallHost: runs the handler, inside the observer's context if it has one. */
   invoke(call: HandlerCall): unknown {
     const observer = this.observer;
     if (observer?.runHandler === undefined) return call.invocation.invoke(call);
     return observer.runHandler(call.info, () => call.invocation.invoke(call));
   }
 
-  /** @internal HandlerCallHost. */
+  /** HandlerCallHost. */
   started(call: HandlerCall): void {
     const observer = this.observer;
     if (observer?.handlerStarted === undefined) return;
@@ -494,7 +494,7 @@ export class Dispatcher implements HandlerCallHost {
     }
   }
 
-  /** @internal HandlerCallHost. */
+  /** HandlerCallHost. */
   ended(call: HandlerCall, end: HandlerEnd): void {
     const observer = this.observer;
     if (observer === null) return;

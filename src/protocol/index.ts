@@ -38,6 +38,7 @@ export {
   type Resource,
   type ResourceAnnotations,
   type ResourceDefinition,
+  type ResourceFieldsBase,
 } from "./define-resource.js";
 export {
   defineResourceTemplate,

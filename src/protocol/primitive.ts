@@ -81,7 +81,7 @@ export interface Prompt {
   readonly descriptor: Readonly<Record<string, unknown>>;
   readonly scopes: readonly string[];
   readonly visible: ((ctx: VisibilityContext) => boolean) | null;
-  /** Validates the client's `arguments` (absent arrives as `{}`). */
+  /** @internal Validates the client's `arguments` (absent arrives as `{}`). */
   checkArguments(
     value: unknown,
   ):
@@ -89,7 +89,7 @@ export interface Prompt {
     | { readonly ok: false; readonly issues: readonly ArgumentIssue[] };
   /** Runs the user's handler. */
   get(args: Record<string, string>, ctx: ToolContext): Promise<unknown>;
-  /** Turns the handler's value into a `GetPromptResult`, validating every message. */
+  /** @internal Turns the handler's value into a `GetPromptResult`, validating every message. */
   toResult(
     value: unknown,
   ):

@@ -8,11 +8,20 @@
  * const store = new RedisCancellationStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
  * ```
  */
-export { KeyLayout, pairMember, ShardKeys } from "./key-layout.js";
-export { OutageMonitor, type StoreOutageMessage } from "./outage-monitor.js";
+
+// The store contracts these classes implement, so that `conduit-mcp/redis` alone types them.
+export type {
+  CancellationRow,
+  CancellationStore,
+  CleanupResult,
+  RecordOutcome,
+  RemoteCancellation,
+} from "../cancellation/index.js";
+export type { CancellationSource } from "../errors.js";
+export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
+export type { OutagePart, StoreOutageMessage } from "./outage-monitor.js";
 export {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
 } from "./redis-cancellation-store.js";
 export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
-export { decodeRemoteMessage, encodeRemoteMessage, type RemoteMessage } from "./remote-message.js";

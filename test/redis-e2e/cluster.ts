@@ -5,7 +5,7 @@
  */
 import { Redis } from "ioredis";
 
-import { KeyLayout, type ShardKeys } from "../../src/redis/index.js";
+import { KeyLayout, type ShardKeys } from "../../src/redis/key-layout.js";
 import { type CliProcess, MCP_HEADERS, type RpcAnswer, rpc, startCli } from "../cli/cli-process.js";
 
 /** The CLI's key prefix (the store default; the CLI has no prefix flag). */

@@ -15,7 +15,8 @@ import { Cluster } from "ioredis";
 
 import { CancellationRegistry } from "../../src/cancellation/index.js";
 import { demoTools } from "../../src/cli/demo-tools.js";
-import { KeyLayout, RedisCancellationStore, RedisSessionStore } from "../../src/redis/index.js";
+import { RedisCancellationStore, RedisSessionStore } from "../../src/redis/index.js";
+import { KeyLayout } from "../../src/redis/key-layout.js";
 import { createMcpServer } from "../../src/server/index.js";
 import type { RpcAnswer } from "../cli/cli-process.js";
 import {

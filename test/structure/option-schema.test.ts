@@ -10,8 +10,8 @@ import {
   createMcpServer,
   InvalidOptionError,
   MemorySessionStore,
-  WorkerPool,
 } from "../../src/index.js";
+import { WorkerPool } from "../../src/isolation/index.js";
 import { MAX_TIMER_MS, OPTION, readOption } from "../../src/option-schema.js";
 import { RedisCancellationStore, RedisSessionStore } from "../../src/redis/index.js";
 
