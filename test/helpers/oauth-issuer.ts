@@ -57,6 +57,8 @@ export interface TestIssuer {
   opaqueToken(answer: Record<string, unknown>): string;
   /** The subject and scopes `/authorize` grants (default "alice", the requested scopes). */
   authorizeAs(subject: string, scopes?: string): void;
+  /** Pads every `/jwks` answer with this many bytes of junk (an oversized key set). */
+  padJwks(bytes: number): void;
   /** While on, `/jwks` answers 500 (counted in {@link TestIssuer.jwksHits}). */
   failJwks(on: boolean): void;
   /** Stops listening (connections refused), keeping the port for {@link TestIssuer.start}. */
@@ -92,6 +94,7 @@ export async function startIssuer(): Promise<TestIssuer> {
   let grantedScopes: string | undefined;
   let jwksHits = 0;
   let jwksBroken = false;
+  let jwksPadding = 0;
   let tokenRequests = 0;
   let introspections = 0;
   let port = 0;
@@ -151,7 +154,10 @@ export async function startIssuer(): Promise<TestIssuer> {
       case "/jwks":
         jwksHits++;
         if (jwksBroken) return json(500, { error: "server_error" });
-        return json(200, { keys: keys.map((k) => k.publicJwk) });
+        return json(200, {
+          keys: keys.map((k) => k.publicJwk),
+          ...(jwksPadding > 0 ? { padding: "x".repeat(jwksPadding) } : {}),
+        });
       case "/register": {
         const metadata = JSON.parse(raw ?? "{}") as object;
         return json(201, {
@@ -284,6 +290,9 @@ export async function startIssuer(): Promise<TestIssuer> {
     authorizeAs(sub, scopes) {
       subject = sub;
       grantedScopes = scopes;
+    },
+    padJwks(bytes) {
+      jwksPadding = bytes;
     },
     failJwks(on) {
       jwksBroken = on;

@@ -310,6 +310,25 @@ describe("OAuth resource server: the JWKS cache bounds refetches and outages fai
     }
   });
 
+  test("an oversized JWKS is not read past 256 KiB: 503, and a normal one works again", async () => {
+    const idp = await startIssuer();
+    const server = createMcpServer({
+      tools: tools(),
+      auth: { oauth: { issuer: idp.issuer, jwksUrl: idp.jwksUrl, jwksRetryAfterFailureMs: 0 } },
+    });
+    const { url } = await server.listen();
+    try {
+      const jwt = await idp.sign({ sub: "alice", aud: url });
+      idp.padJwks(2_000_000);
+      assert.equal((await rpc(url, LIST, bearer(jwt))).status, 503);
+      idp.padJwks(0);
+      assert.equal((await rpc(url, LIST, bearer(jwt))).status, 200);
+    } finally {
+      await server.close();
+      await idp.close();
+    }
+  });
+
   test("during an outage, keys already fetched keep verifying", async () => {
     const idp = await startIssuer();
     const server = createMcpServer({

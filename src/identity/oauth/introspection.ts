@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 
+import { readBoundedBody } from "./bounded-body.js";
 import { BoundedCache } from "./bounded-cache.js";
 import { invalidToken, type TokenCheck, type TokenChecker, UNAVAILABLE } from "./token-check.js";
 
@@ -73,7 +74,7 @@ export function createIntrospector(options: IntrospectorOptions): TokenChecker {
         await response.body?.cancel();
         return UNAVAILABLE;
       }
-      const text = await readBounded(response, MAX_RESPONSE_BYTES);
+      const text = await readBoundedBody(response, MAX_RESPONSE_BYTES);
       if (text === null) return UNAVAILABLE;
       answer = JSON.parse(text);
     } catch {
@@ -88,25 +89,6 @@ export function createIntrospector(options: IntrospectorOptions): TokenChecker {
     } else cache.set(key, outcome, now + Math.min(NEGATIVE_TTL_MS, options.cacheTtlMs));
     return outcome;
   };
-}
-
-/** The body as text, or null once it passes `limit` bytes (the rest is never read). */
-async function readBounded(response: Response, limit: number): Promise<string | null> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** RFC 7662 §2.2: what an answer must say for the token to be accepted here. */

@@ -6,7 +6,9 @@
  * `retryAfterFailureMs`: during an outage every request is refused at once (503) instead of
  * each one waiting for the timeout and adding load to the struggling identity provider.
  */
-import { createRemoteJWKSet, type JWTVerifyGetKey } from "jose";
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from "jose";
+
+import { boundedFetch } from "./bounded-body.js";
 
 /** How the key set is fetched. */
 export interface JwksSourceOptions {
@@ -24,6 +26,9 @@ export class KeySetUnavailableError extends Error {
     this.name = "KeySetUnavailableError";
   }
 }
+
+/** Largest JWKS read. */
+const MAX_JWKS_BYTES = 262_144;
 
 /** jose error codes that come from fetching or parsing the key set, not from a token. */
 const FETCH_FAILURES = new Set(["ERR_JWKS_TIMEOUT", "ERR_JOSE_GENERIC", "ERR_JWKS_INVALID"]);
@@ -44,6 +49,8 @@ export function createJwksSource(options: JwksSourceOptions): JWTVerifyGetKey {
     timeoutDuration: options.timeoutMs,
     cacheMaxAge: options.cacheMaxAgeMs,
     cooldownDuration: options.cooldownMs,
+    // A key set is a few KiB: a larger answer is refused unread (503), never buffered whole.
+    [customFetch]: boundedFetch(MAX_JWKS_BYTES),
   });
   let failedAt = Number.NEGATIVE_INFINITY;
   return async (header, token) => {
