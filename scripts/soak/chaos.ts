@@ -193,7 +193,15 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       ],
       [
         "Redis 0.3 s after the parting SIGKILL (rows / in-flight entries)",
-        partingLeft === null ? "?" : `${partingLeft.rows} / ${partingLeft.inFlightEntries}`,
+        partingLeft === null
+          ? "?"
+          : `${partingLeft.rows} / ${partingLeft.inFlightEntries}, ${chaos.parting.entries} of them the killed process's`,
+      ],
+      [
+        "the killed process's entries swept after",
+        chaos.parting.sweptAfterMs < 0
+          ? "not within 4 leases + 5 s"
+          : `${(chaos.parting.sweptAfterMs / 1_000).toFixed(1)} s (lease ${settings.leaseMs} ms; bound 2 leases + janitor)`,
       ],
       ["Redis when the load ended (rows / in-flight entries)", `${peak.rows} / ${peak.inFlight}`],
       [
@@ -233,6 +241,12 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       ],
       ["every node back after the chaos", allAlive, cluster.aliveIndexes().join(",")],
       ["every chaos event carried out", chaos.failures.length === 0, chaos.failures.join("; ")],
+      [
+        "the killed process's entries swept within 2 leases + 1 janitor period + 2 s",
+        chaos.parting.sweptAfterMs >= 0 &&
+          chaos.parting.sweptAfterMs <= 2 * settings.leaseMs + janitorMs + 2_000,
+        `${chaos.parting.sweptAfterMs.toFixed(0)} ms`,
+      ],
       [
         "no row or in-flight entry after 2 leases + TTL",
         cleanAtBound,
@@ -337,10 +351,10 @@ function schedule(
   started: number,
 ): {
   done: Promise<void>;
-  parting: { killedAt: number; left: Leftovers | null };
+  parting: Parting;
   failures: string[];
 } {
-  const parting: { killedAt: number; left: Leftovers | null } = { killedAt: 0, left: null };
+  const parting: Parting = { killedAt: 0, left: null, entries: 0, sweptAfterMs: -1 };
   /** Chaos events that could not be carried out (a restart that failed): reported, never thrown. */
   const failures: string[] = [];
   const failed = (what: string) => (error: unknown) => {
@@ -394,16 +408,40 @@ function schedule(
     await sleep(Math.max(0, endAt - performance.now()));
     await Promise.all(running);
     const victim = random.between(1, settings.nodes - 1);
+    const pid = cluster.slots[victim]?.pids.at(-1) ?? -1;
     const event = cluster.timeline.open("node-kill", victim);
     await cluster.kill(victim);
     parting.killedAt = performance.now();
     await sleep(300);
     parting.left = await scanLeftovers(cluster.redis.url);
-    await sleep(random.between(200, 1_000));
-    await cluster.restart(victim);
-    cluster.timeline.close(event);
+    parting.entries = parting.left.entriesByPid.get(pid) ?? 0;
+    // Restarted in the background: the sweep is timed from the kill, while the node comes back.
+    const restarted = sleep(random.between(200, 1_000))
+      .then(() => cluster.restart(victim))
+      .finally(() => cluster.timeline.close(event));
+    // The dead process's entries go once its lease lapses and a live node's janitor runs.
+    while (performance.now() - parting.killedAt < 4 * settings.leaseMs + 5_000) {
+      const left = await scanLeftovers(cluster.redis.url);
+      if ((left.entriesByPid.get(pid) ?? 0) === 0) {
+        parting.sweptAfterMs = performance.now() - parting.killedAt;
+        break;
+      }
+      await sleep(100);
+    }
+    await restarted;
   })();
   return { done: done.catch(failed("the schedule")), parting, failures };
+}
+
+/** The parting SIGKILL at the load's end, and how long its entries stayed in Redis. */
+interface Parting {
+  killedAt: number;
+  /** Redis 0.3 s after the kill. */
+  left: Leftovers | null;
+  /** The killed process's in-flight entries then. */
+  entries: number;
+  /** When they were all gone (-1: not within four leases + 5 s). */
+  sweptAfterMs: number;
 }
 
 /** Each node's `heap` tool result (undefined where the node could not answer). */

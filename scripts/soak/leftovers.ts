@@ -17,6 +17,8 @@ export interface Leftovers {
   /** In-flight entries: `f:<pair>` hashes (each holds ≥ 1 entry) and `nf:<node>` hashes. */
   readonly inFlightKeys: number;
   readonly inFlightEntries: number;
+  /** In-flight entries by the pid of the node holding them. */
+  readonly entriesByPid: ReadonlyMap<number, number>;
   /** Node ids in `nodes`, and node ids holding a lease. */
   readonly nodes: readonly string[];
   readonly leases: readonly string[];
@@ -44,6 +46,7 @@ export async function scanLeftovers(url: string): Promise<Leftovers> {
     let rows = 0;
     let inFlightKeys = 0;
     let inFlightEntries = 0;
+    const entriesByPid = new Map<number, number>();
     let sessions = 0;
     const sessionIds: string[] = [];
     const leases: string[] = [];
@@ -66,7 +69,11 @@ export async function scanLeftovers(url: string): Promise<Leftovers> {
           break;
         case "f":
           inFlightKeys++;
-          inFlightEntries += await redis.hlen(key);
+          for (const node of await redis.hvals(key)) {
+            inFlightEntries++;
+            const pid = pidOfNodeId(node);
+            entriesByPid.set(pid, (entriesByPid.get(pid) ?? 0) + 1);
+          }
           break;
         case "nf":
           inFlightKeys++;
@@ -90,6 +97,7 @@ export async function scanLeftovers(url: string): Promise<Leftovers> {
       rows,
       inFlightKeys,
       inFlightEntries,
+      entriesByPid,
       nodes,
       leases,
       sessions,
