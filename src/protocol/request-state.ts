@@ -115,6 +115,9 @@ export class RequestStateSealer {
     if (typeof token !== "string" || token.length > this.maxStateBytes) return null;
     if (!BASE64URL.test(token)) return null;
     const bytes = Buffer.from(token, "base64url");
+    // Only the canonical text of the bytes: base64's spare low bits of the last character would
+    // otherwise let several texts stand for one state.
+    if (bytes.toString("base64url") !== token) return null;
     if (bytes.length <= HEADER_BYTES || bytes[0] !== VERSION) return null;
     const id = bytes.subarray(1, 1 + KID_BYTES);
     const entry = this.keys.find((candidate) => candidate.id.equals(id));

@@ -99,6 +99,23 @@ describe("RequestStateSealer", () => {
     assert.equal(sealer.open(token.slice(0, -1), BINDING), null);
     assert.equal(sealer.open(`${token}-TAMPERED`, BINDING), null);
     assert.equal(sealer.open(`${token}AA`, BINDING), null);
+    // A last character differing only in base64's spare bits decodes to the same bytes: refused.
+    // (Three payload sizes, so that the token's length leaves spare bits in two of them.)
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (const pad of ["", "x", "xx"]) {
+      const padded = sealer.seal({ ...payload(Date.now() + 60_000), pad }, BINDING) as string;
+      assert.ok(sealer.open(padded, BINDING));
+      const last = alphabet.indexOf(padded.at(-1) as string);
+      for (let other = 0; other < 64; other++) {
+        if (other === last) continue;
+        const variant = padded.slice(0, -1) + alphabet[other];
+        assert.equal(
+          sealer.open(variant, BINDING),
+          null,
+          `pad ${pad.length}, last ${alphabet[other]}`,
+        );
+      }
+    }
     for (const junk of ["", "x", 42, null, {}, "!!!!", "AQ"]) {
       assert.equal(sealer.open(junk, BINDING), null);
     }
