@@ -43,8 +43,10 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   { path: "telemetry", rank: 5 },
   // The server: owns the registry, the worker pool and the dispatcher, and opens the doors.
   { path: "server", rank: 6 },
-  // The command line, then the package entry.
+  // The command line, and the framework adapters (they take a server and hand its requests to
+  // its request core); then the package entry.
   { path: "cli", rank: 7 },
+  { path: "adapters", rank: 7 },
   { path: "index.ts", rank: 8 },
 ];
 

@@ -25,6 +25,17 @@
  */
 
 export {
+  type ExpressMiddleware,
+  type ExpressRequestLike,
+  expressHandler,
+  type FastifyHandler,
+  type FastifyReplyLike,
+  type FastifyRequestLike,
+  fastifyHandler,
+  type InProcessFetch,
+  inProcessFetch,
+} from "./adapters/index.js";
+export {
   CancellationRegistry,
   type CancellationRegistryOptions,
   type CancellationRow,
@@ -70,7 +81,13 @@ export {
   WorkerPoolClosedError,
   WorkerPoolFullError,
 } from "./errors.js";
-export type { AuthOptions, NodeRequestListener } from "./http/index.js";
+export type {
+  AuthOptions,
+  FetchHandler,
+  FetchOptions,
+  NodeRequestListener,
+  NodeShapedRequest,
+} from "./http/index.js";
 export {
   createPrincipal,
   type Principal,

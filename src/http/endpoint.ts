@@ -77,6 +77,13 @@ export interface EndpointConfig {
 export interface RequestCore {
   /** Answers one request on `target`. Rejects only on a bug (the door then answers 500). */
   handle(input: RequestInput, target: ResponseTarget): Promise<void>;
+  /**
+   * Whether a request for `path` (no query string) is one the core answers when it routes by
+   * path: the endpoint, `/health`, `/metrics` when metrics are on, the OAuth metadata documents
+   * when OAuth is on. A door mounted among other
+   * routes (Express `app.use`) passes the others on.
+   */
+  serves(path: string): boolean;
 }
 
 const HEALTH_JSON = '{"status":"ok"}';
@@ -234,6 +241,10 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
    * connection: keep-alive clients pay for address parsing once, not per request.
    */
   function anonymousScope(input: RequestInput): string {
+    // No address to vouch for: `X-Forwarded-For` cannot be checked against a peer either.
+    if (input.remoteAddress === undefined && input.fallbackScope !== undefined) {
+      return input.fallbackScope;
+    }
     const forwarded = input.headers["x-forwarded-for"];
     const perConnection =
       input.connection !== null && (forwarded === undefined || config.trustProxy === TRUST_NONE);
@@ -339,11 +350,15 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       return ANSWERED;
     }
     let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString("utf8"));
-    } catch {
-      reply(target, 400, PARSE_ERROR, null);
-      return ANSWERED;
+    if (!Buffer.isBuffer(body)) {
+      parsed = body.parsed; // parsed by the host framework already
+    } else {
+      try {
+        parsed = JSON.parse(body.toString("utf8"));
+      } catch {
+        reply(target, 400, PARSE_ERROR, null);
+        return ANSWERED;
+      }
     }
     const classified = classifyMessage(parsed);
     if (classified.kind === "invalid") {
@@ -599,7 +614,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
   async function handle(input: RequestInput, target: ResponseTarget): Promise<void> {
     const route = input.path;
     const headers = input.headers as IncomingHttpHeaders;
-    if (route === path) {
+    if (route === path || input.endpoint === true) {
       if (!originPolicy.allows(headers)) {
         refuseUnread(input, target, 403, FORBIDDEN);
         return;
@@ -642,7 +657,14 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     writeText(target, 404, "Not found");
   }
 
-  return { handle };
+  function serves(route: string): boolean {
+    if (route === path || route === "/health") return true;
+    if (route === "/metrics") return metrics !== null;
+    const resourceServer = authenticate?.resourceServer ?? null;
+    return resourceServer !== null && resourceServer.metadataFor(route, path) !== null;
+  }
+
+  return { handle, serves };
 }
 
 function isInitialize(classified: ClassifiedMessage): boolean {

@@ -16,6 +16,7 @@ export {
   createAuthenticator,
   MIN_SECRET_BYTES,
 } from "./authenticate.js";
+export { CloseLatch } from "./close-latch.js";
 export { createRequestCore, type EndpointConfig, type RequestCore } from "./endpoint.js";
 export {
   type ExchangeLimits,
@@ -24,6 +25,12 @@ export {
   HttpExchange,
   type HttpExchangeOptions,
 } from "./exchange.js";
+export {
+  createFetchHandler,
+  type FetchHandler,
+  type FetchOptions,
+  type NodeShapedRequest,
+} from "./fetch-door.js";
 export { methodLabel, ServerMetrics } from "./metrics.js";
 export {
   ACCEPTS_JSON,
@@ -31,16 +38,25 @@ export {
   acceptedMediaTypes,
   isJsonContentType,
 } from "./negotiation.js";
-export { createNodeListener, type NodeRequestListener } from "./node-door.js";
+export {
+  createNodeListener,
+  frameworkBody,
+  type NodeRequestListener,
+  type NodeServeOptions,
+  nodeRequestInput,
+  serveNode,
+} from "./node-door.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
 export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
 export type {
   BodyOutcome,
   BodySource,
   CloseSignal,
+  ParsedBody,
   RequestHeaders,
   RequestInput,
   ResponseHeaders,
   ResponseTarget,
 } from "./transport.js";
+export { WebResponse } from "./web-response.js";
 export { failResponse, writeEmpty, writeJson, writeText } from "./write-response.js";

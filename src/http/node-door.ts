@@ -11,6 +11,7 @@ import type {
   BodyOutcome,
   BodySource,
   CloseSignal,
+  ParsedBody,
   RequestHeaders,
   RequestInput,
   ResponseHeaders,
@@ -118,6 +119,44 @@ function onResponseClose(this: ServerResponse): void {
   (this as TaggedResponse)[TARGET]?.close();
 }
 
+/**
+ * How a framework adapter hands a node request to the core, beyond the request itself.
+ *
+ * @example
+ * ```ts
+ * const options: NodeServeOptions = { endpoint: true, body: { parsed: req.body } };
+ * ```
+ */
+export interface NodeServeOptions {
+  /** The framework routed the request to the endpoint (see {@link RequestInput.endpoint}). */
+  readonly endpoint?: boolean;
+  /**
+   * The body as the framework already read it (its stream is consumed): parsed JSON, or the
+   * bytes. Unset: the core reads the stream itself, bounded and timed.
+   */
+  readonly body?: Buffer | ParsedBody;
+}
+
+/**
+ * The body a framework left on a request, if it read one: a parsed value (`express.json()`,
+ * Fastify's JSON parser), a string or bytes (`express.text()`, `express.raw()`); an empty body
+ * when the stream was consumed without leaving one; undefined when nobody read it.
+ *
+ * @example
+ * ```ts
+ * const body = frameworkBody(req, req.body); // { parsed: { jsonrpc: "2.0", … } }
+ * ```
+ */
+export function frameworkBody(
+  req: IncomingMessage,
+  body: unknown,
+): Buffer | ParsedBody | undefined {
+  if (body === undefined) return req.readableEnded ? Buffer.alloc(0) : undefined;
+  if (Buffer.isBuffer(body)) return body;
+  if (typeof body === "string") return Buffer.from(body, "utf8");
+  return { parsed: body };
+}
+
 /** An `IncomingMessage` as a {@link RequestInput} and its {@link BodySource}. */
 class NodeRequest implements RequestInput, BodySource {
   readonly method: string;
@@ -127,21 +166,31 @@ class NodeRequest implements RequestInput, BodySource {
   readonly closed: CloseSignal;
   readonly connection: object;
   readonly native: IncomingMessage;
-  private readonly response: NodeResponse;
+  readonly endpoint: boolean;
+  private readonly response: NodeResponse | null;
+  private readonly preRead: Buffer | ParsedBody | undefined;
   private continuePending: boolean;
 
-  constructor(req: IncomingMessage, response: NodeResponse, continuePending: boolean) {
+  constructor(
+    req: IncomingMessage,
+    closed: CloseSignal,
+    response: NodeResponse | null,
+    continuePending: boolean,
+    options: NodeServeOptions | undefined,
+  ) {
     const url = req.url ?? "/";
     const query = url.indexOf("?");
     this.method = req.method ?? "GET";
     this.path = query === -1 ? url : url.slice(0, query);
     this.headers = req.headers;
     this.remoteAddress = req.socket.remoteAddress;
-    this.closed = response;
+    this.closed = closed;
     this.connection = req.socket;
     this.native = req;
     this.response = response;
     this.continuePending = continuePending;
+    this.endpoint = options?.endpoint === true;
+    this.preRead = options?.body;
   }
 
   get body(): BodySource {
@@ -154,9 +203,11 @@ class NodeRequest implements RequestInput, BodySource {
   }
 
   read(limit: number, timeoutMs: number): Promise<BodyOutcome> {
+    // Read by the framework already: used as it is, never waited for.
+    if (this.preRead !== undefined) return Promise.resolve(this.preRead);
     if (this.continuePending) {
       this.continuePending = false;
-      this.response.writeContinue();
+      this.response?.writeContinue();
     }
     return readBody(this.native, limit, timeoutMs);
   }
@@ -164,7 +215,59 @@ class NodeRequest implements RequestInput, BodySource {
   skip(): void {
     // Node would read and discard what is left of the body to keep the connection; a refused
     // client's body is never read: the connection closes after the answer instead.
-    if (!this.native.complete) this.response.closeAfterAnswer();
+    if (!this.native.complete) this.response?.closeAfterAnswer();
+  }
+}
+
+/**
+ * A node request as the core's {@link RequestInput}, for a door that answers some other way
+ * than through the `ServerResponse` (a framework's reply): `closed` is its close signal.
+ *
+ * @example
+ * ```ts
+ * const input = nodeRequestInput(request.raw, latch, { endpoint: true, body: { parsed: request.body } });
+ * ```
+ */
+export function nodeRequestInput(
+  req: IncomingMessage,
+  closed: CloseSignal,
+  options?: NodeServeOptions,
+): RequestInput {
+  return new NodeRequest(req, closed, null, false, options);
+}
+
+/**
+ * Serves one request through the core on node's own objects, with what a framework adapter
+ * knows ({@link NodeServeOptions}).
+ *
+ * @example
+ * ```ts
+ * serveNode(core, req, res, { endpoint: req.route !== undefined, body: frameworkBody(req, req.body) });
+ * ```
+ */
+export function serveNode(
+  core: RequestCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options?: NodeServeOptions,
+): void {
+  serve(core, req, res, false, options);
+}
+
+function serve(
+  core: RequestCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  continuePending: boolean,
+  options: NodeServeOptions | undefined,
+): void {
+  const target = new NodeResponse(res);
+  try {
+    core
+      .handle(new NodeRequest(req, target, target, continuePending, options), target)
+      .catch(() => failResponse(target));
+  } catch {
+    failResponse(target);
   }
 }
 
@@ -179,18 +282,10 @@ class NodeRequest implements RequestInput, BodySource {
  * ```
  */
 export function createNodeListener(core: RequestCore): NodeRequestListener {
-  const serve = (req: IncomingMessage, res: ServerResponse, continuePending: boolean): void => {
-    const target = new NodeResponse(res);
-    try {
-      core
-        .handle(new NodeRequest(req, target, continuePending), target)
-        .catch(() => failResponse(target));
-    } catch {
-      failResponse(target);
-    }
-  };
-  const listener = (req: IncomingMessage, res: ServerResponse): void => serve(req, res, false);
+  const listener = (req: IncomingMessage, res: ServerResponse): void =>
+    serve(core, req, res, false, undefined);
   return Object.assign(listener, {
-    checkContinue: (req: IncomingMessage, res: ServerResponse): void => serve(req, res, true),
+    checkContinue: (req: IncomingMessage, res: ServerResponse): void =>
+      serve(core, req, res, true, undefined),
   });
 }

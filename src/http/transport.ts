@@ -9,8 +9,16 @@ import type { BODY_TIMEOUT, BODY_TOO_LARGE } from "./read-body.js";
 /** Request headers, names in lower case (the shape of node's `IncomingHttpHeaders`). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
+/**
+ * A body a framework already read and parsed as JSON (Express's `express.json()`, Fastify's
+ * content parser): the core uses the value as it is and never waits for the stream.
+ */
+export interface ParsedBody {
+  readonly parsed: unknown;
+}
+
 /** What {@link BodySource.read} resolves. */
-export type BodyOutcome = Buffer | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT;
+export type BodyOutcome = Buffer | ParsedBody | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT;
 
 /** The request body, read only once the request passed every check that needs no body. */
 export interface BodySource {
@@ -53,6 +61,18 @@ export interface RequestInput {
   readonly headersDistinct: Readonly<Record<string, readonly string[] | undefined>>;
   /** The peer's address as the socket reports it (before any `X-Forwarded-For`). */
   readonly remoteAddress: string | undefined;
+  /**
+   * The scope of a request with neither principal nor session when the door knows no client
+   * address (a fetch handler called without `clientAddress`): a fresh one per request, so that
+   * unrelated clients never share a scope. Unset: the client's IP bucket, as usual.
+   */
+  readonly fallbackScope?: string | undefined;
+  /**
+   * True when the host's router already chose this request for the MCP endpoint (a framework
+   * route such as `app.all("/api/mcp", …)`): its path is not matched against `path`, and
+   * `/health` and `/metrics` are not served on it.
+   */
+  readonly endpoint?: boolean;
   readonly body: BodySource;
   /** The response's way back closing: a client hang-up before the answer is a disconnect. */
   readonly closed: CloseSignal;

@@ -10,9 +10,11 @@ import { CancellationRegistry } from "../cancellation/index.js";
 import { InvalidOptionError, RequestCancelledError } from "../errors.js";
 import {
   createAuthenticator,
+  createFetchHandler,
   createNodeListener,
   createRequestCore,
   type ExchangeLimits,
+  type FetchHandler,
   isLoopbackListenHost,
   type NodeRequestListener,
   OriginPolicy,
@@ -78,6 +80,15 @@ export interface McpServer {
    * only to requests that passed their checks (listen() does).
    */
   readonly handler: NodeRequestListener;
+  /**
+   * The web-standard handler: the same core as {@link McpServer.handler} behind a
+   * `(request: Request, options?) => Promise<Response>` (Hono, fetch runtimes, in-process
+   * tests). The request's `AbortSignal` is the disconnect; a stream is a `ReadableStream` that
+   * ends when cancelled. Pass `{ clientAddress }` (the connection's IP) so that anonymous
+   * clients get their per-address scope; `{ endpoint: true }` when your router already routed
+   * the request to the endpoint. Bound: `{ fetch: server.fetch }` works.
+   */
+  readonly fetch: FetchHandler;
   /** Starts an HTTP server. Defaults: host `127.0.0.1`, port 0 (a free port). */
   listen(options?: { host?: string; port?: number }): Promise<ListenAddress>;
   /**
@@ -149,6 +160,7 @@ export function createMcpServer(options: McpServerOptions = {}): McpServer {
 
 class ConduitMcpServer implements McpServer {
   readonly handler: NodeRequestListener;
+  readonly fetch: FetchHandler;
   readonly registry: CancellationRegistry;
   readonly tools: PrimitiveCollection<Tool>;
   readonly resources: PrimitiveCollection<Resource>;
@@ -311,11 +323,14 @@ class ConduitMcpServer implements McpServer {
       closing: () => this.closing,
     });
     this.resourceServer = authenticate?.resourceServer ?? null;
+    // Two doors over one core: every step, bound and timeout is shared.
     this.handler = createNodeListener(core);
+    this.fetch = createFetchHandler(core);
     this.path = options.path;
-    // The other doors (stdio) drive the same dispatcher under the same bounds.
+    // The other doors (stdio, framework adapters) drive the same core under the same bounds.
     registerTransportCore(this, {
       dispatcher: this.dispatcher,
+      request: core,
       registry: this.registry,
       requests: this.limits.requests,
       maxMessageBytes: options.maxBodyBytes,

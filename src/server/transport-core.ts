@@ -1,12 +1,17 @@
 /**
  * Hands a server's shared request machinery (see {@link TransportCore}) to transports outside its
- * own node:http listener, such as stdio. Kept off the public `McpServer` interface (a WeakMap
+ * own node:http listener, such as stdio and the framework adapters. Kept off the public `McpServer` interface (a WeakMap
  * keyed by the server), so the public API stays the documented one while every door drives the
  * same dispatcher, registry and bounds.
  */
-import type { TransportCore } from "../stdio/index.js";
+import type { RequestCore } from "../http/index.js";
+import type { TransportCore as DispatchCore } from "../stdio/index.js";
 
-export type { TransportCore } from "../stdio/index.js";
+/** What the doors share: the dispatcher and its bounds (stdio), and the HTTP request core. */
+export interface TransportCore extends DispatchCore {
+  /** The request core of the server's own doors (node:http, fetch); the framework adapters' too. */
+  readonly request: RequestCore;
+}
 
 const cores = new WeakMap<object, TransportCore>();
 

@@ -1,0 +1,259 @@
+/**
+ * One end-to-end suite, run through every door of the request core: the official
+ * `@modelcontextprotocol/sdk` 1.x client (2025-11-25) and `@modelcontextprotocol/client` 2.x
+ * (pinned to 2026-07-28) list, call, follow progress, cancel (2025: `notifications/cancelled`,
+ * which SDK 1.x sends for an aborted request; 2026-07-28: the client closes its stream, which is
+ * what SDK 2.x does for an aborted request — https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation),
+ * hang up mid-call, and stay within their tenant. Each `*.test.ts` beside it runs the suite
+ * against one door; not a test file itself.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as LegacyStdioTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+import { records, type WaitRecord } from "./fixtures/door-tools.js";
+
+/** The principals of the HTTP doors' `auth.tokens`: two tenants. */
+export const TENANT_TOKENS = { "token-alice": "alice", "token-bob": "bob" } as const;
+const TENANTS = ["token-alice", "token-bob"] as const;
+
+type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** How the suite reaches a door. */
+export type DoorTarget =
+  | {
+      readonly kind: "http";
+      /** The MCP endpoint (any path: a mounted door serves it under its own). */
+      readonly url: URL;
+      /** A client-side `fetch` (the in-process helper); default the global one. */
+      readonly fetch?: FetchLike;
+    }
+  | {
+      readonly kind: "stdio";
+      readonly command: string;
+      readonly args: readonly string[];
+      readonly cwd: string;
+      readonly env: Record<string, string>;
+      /** The file the server process logs its `wait` records to (`CONDUIT_DOOR_LOG`). */
+      readonly log: string;
+    };
+
+/** A running door. */
+export interface Door {
+  readonly target: DoorTarget;
+  close(): Promise<void>;
+}
+
+/** What both SDKs' clients offer that the suite uses. */
+interface AnyClient {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    options?: { signal?: AbortSignal; onprogress?: (progress: { progress: number }) => void },
+  ): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+type Era = "2025-11-25" | "2026-07-28";
+
+function text(result: unknown): string {
+  return (result as { content: { text: string }[] }).content[0]?.text ?? "";
+}
+
+/**
+ * Runs the suite against the door `start()` opens (once, shared by the tests).
+ *
+ * @param name the door, as the test titles say it
+ * @param start opens the door (servers made with `auth: { tokens: TENANT_TOKENS }` for HTTP)
+ */
+export function doorSuite(name: string, start: () => Promise<Door>): void {
+  describe(`door: ${name}`, { timeout: 60_000 }, () => {
+    let door: Door;
+    let run = 0;
+    const tag = (what: string): string => `${name}:${what}:${++run}:${Math.random()}`;
+
+    before(async () => {
+      door = await start();
+    });
+    after(async () => {
+      await door?.close();
+    });
+
+    /** A client of `era` as tenant `tenant` (HTTP: its bearer token; stdio: its own process). */
+    async function connect(era: Era, tenant: string): Promise<AnyClient> {
+      const target = door.target;
+      const headers = { authorization: `Bearer ${tenant}` };
+      if (era === "2025-11-25") {
+        const client = new LegacyClient({ name: `door-${name}`, version: "1.0.0" });
+        const transport =
+          target.kind === "http"
+            ? new LegacyHttpTransport(target.url, {
+                requestInit: { headers },
+                ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
+              })
+            : new LegacyStdioTransport(stdioParams(target));
+        await client.connect(transport);
+        return {
+          listTools: () => client.listTools(),
+          callTool: (params, options) => client.callTool(params, undefined, options),
+          close: () => client.close(),
+        };
+      }
+      const client = new ModernClient(
+        { name: `door-${name}`, version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      const transport =
+        target.kind === "http"
+          ? new ModernHttpTransport(target.url, {
+              requestInit: { headers },
+              ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
+            })
+          : new ModernStdioTransport(stdioParams(target));
+      await client.connect(transport);
+      assert.equal(client.getProtocolEra(), "modern");
+      return {
+        listTools: () => client.listTools(),
+        callTool: (params, options) => client.callTool(params, options),
+        close: () => client.close(),
+      };
+    }
+
+    /** What the server saw of the `wait` tagged `id` (null before it started). */
+    async function seen(id: string): Promise<WaitRecord | null> {
+      const target = door.target;
+      if (target.kind === "http") return records.get(id) ?? null;
+      const lines = (await readFile(target.log, "utf8").catch(() => "")).split("\n");
+      let last: WaitRecord | null = null;
+      for (const line of lines) {
+        if (line === "") continue;
+        const record = JSON.parse(line) as WaitRecord;
+        if (record.tag === id) last = record;
+      }
+      return last;
+    }
+
+    async function until(
+      id: string,
+      check: (record: WaitRecord) => boolean,
+      what: string,
+    ): Promise<WaitRecord> {
+      const deadline = performance.now() + 5_000;
+      for (;;) {
+        const record = await seen(id);
+        if (record !== null && check(record)) return record;
+        if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await sleep(5);
+      }
+    }
+
+    for (const era of ["2025-11-25", "2026-07-28"] as const) {
+      // SDK 1.x cancels by notification; SDK 2.x by closing the stream. On stdio a 2026-07-28
+      // request's notification is carried out as the stream close it stands for.
+      const abortSource = era === "2025-11-25" ? "notification" : "disconnect";
+
+      test(`${era}: lists, calls, follows progress, cancels an aborted call (${abortSource})`, async () => {
+        const client = await connect(era, TENANTS[0]);
+        try {
+          const { tools } = await client.listTools();
+          assert.deepEqual(tools.map((tool) => tool.name).sort(), ["echo", "steps", "wait"]);
+          assert.equal(
+            text(await client.callTool({ name: "echo", arguments: { text: "hi" } })),
+            "hi",
+          );
+          const progress: number[] = [];
+          const done = await client.callTool(
+            { name: "steps", arguments: { to: 3 } },
+            { onprogress: ({ progress: step }) => progress.push(step) },
+          );
+          assert.equal(text(done), "3 steps");
+          assert.deepEqual(progress, [1, 2, 3]);
+
+          const id = tag("abort");
+          const controller = new AbortController();
+          const call = client.callTool(
+            { name: "wait", arguments: { ms: 30_000, tag: id } },
+            { signal: controller.signal },
+          );
+          await until(id, () => true, "the call to start");
+          controller.abort(new Error("user pressed stop"));
+          await assert.rejects(call);
+          const record = await until(id, (r) => r.abortedAt !== null, "the server-side abort");
+          assert.equal(record.source, abortSource);
+          assert.equal(record.finished, false);
+          // The client still works after a cancel.
+          assert.equal(
+            text(await client.callTool({ name: "echo", arguments: { text: "again" } })),
+            "again",
+          );
+        } finally {
+          await client.close();
+        }
+      });
+
+      test(`${era}: a client hanging up mid-call cancels it (disconnect)`, async () => {
+        const client = await connect(era, TENANTS[0]);
+        const id = tag("hangup");
+        const call = client
+          .callTool({ name: "wait", arguments: { ms: 30_000, tag: id } })
+          .catch((error: unknown) => error);
+        await until(id, () => true, "the call to start");
+        await client.close();
+        const record = await until(id, (r) => r.abortedAt !== null, "the server-side abort");
+        assert.equal(record.source, "disconnect");
+        assert.equal(record.finished, false);
+        await call;
+      });
+
+      test(`${era}: a tenant's cancel never reaches another tenant's request with the same id`, async () => {
+        // Fresh clients making the same calls in the same order: their request ids are equal.
+        const alice = await connect(era, TENANTS[0]);
+        const bob = await connect(era, TENANTS[1]);
+        try {
+          const aliceId = tag("tenant-alice");
+          const bobId = tag("tenant-bob");
+          const controller = new AbortController();
+          const aliceCall = alice.callTool(
+            { name: "wait", arguments: { ms: 30_000, tag: aliceId } },
+            { signal: controller.signal },
+          );
+          const bobCall = bob.callTool({ name: "wait", arguments: { ms: 400, tag: bobId } });
+          const [a, b] = await Promise.all([
+            until(aliceId, () => true, "alice's call to start"),
+            until(bobId, () => true, "bob's call to start"),
+          ]);
+          assert.notEqual(a.scope, b.scope, "two tenants, two scopes");
+          controller.abort();
+          await assert.rejects(aliceCall);
+          await until(aliceId, (r) => r.abortedAt !== null, "alice's abort");
+          assert.equal(text(await bobCall), "waited 400 ms");
+          const bobRecord = await seen(bobId);
+          assert.equal(bobRecord?.abortedAt, null, "bob's request was not touched");
+          assert.equal(bobRecord?.finished, true);
+        } finally {
+          await Promise.all([alice.close(), bob.close()]);
+        }
+      });
+    }
+  });
+}
+
+function stdioParams(target: Extract<DoorTarget, { kind: "stdio" }>) {
+  return {
+    command: target.command,
+    args: [...target.args],
+    cwd: target.cwd,
+    env: { ...(process.env as Record<string, string>), ...target.env },
+    stderr: "pipe" as const,
+  };
+}
