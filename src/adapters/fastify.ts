@@ -1,7 +1,7 @@
 /**
  * Fastify (v4, v5): the request core as a route handler that takes Fastify's parsed body and
- * answers through Fastify's reply (`reply.send(Response)`, so its hooks and logging see the
- * answer; a stream is a web `ReadableStream` Fastify pipes with backpressure). Fastify is not a
+ * answers through Fastify's reply (`reply.code`, `reply.headers`, `reply.send`, so its hooks
+ * and logging see the answer; a stream is a web `ReadableStream` Fastify pipes with backpressure). Fastify is not a
  * dependency: the types below are the parts of its request and reply the adapter uses.
  *
  * A Fastify route is the MCP endpoint whatever its path (`fastify.all("/api/mcp", …)`); the
@@ -31,6 +31,8 @@ export interface FastifyRequestLike {
 /** The parts of a Fastify reply the adapter uses. */
 export interface FastifyReplyLike {
   readonly raw: ServerResponse;
+  code(status: number): unknown;
+  headers(values: Record<string, string>): unknown;
   send(payload?: unknown): unknown;
 }
 
@@ -64,11 +66,11 @@ export function fastifyHandler(server: McpServer): FastifyHandler {
     if (raw.destroyed) closed.close();
     else raw.once("close", () => closed.close());
     closed.onClose(() => target.settle());
-    const body = frameworkBody(request.raw, request.body);
+    const read = frameworkBody(request.raw, request.body);
     const input = nodeRequestInput(
       request.raw,
       closed,
-      body === undefined ? { endpoint: true } : { endpoint: true, body },
+      read === undefined ? { endpoint: true } : { endpoint: true, body: read },
     );
     try {
       core.handle(input, target).then(
@@ -82,6 +84,10 @@ export function fastifyHandler(server: McpServer): FastifyHandler {
       failResponse(target);
       target.settle();
     }
-    return reply.send(await target.response);
+    // Status and headers set on the reply itself, so Fastify's hooks (onSend, logging) see them.
+    const { status, headers, body } = await target.answer;
+    reply.code(status);
+    reply.headers(headers);
+    return reply.send(body ?? undefined);
   };
 }

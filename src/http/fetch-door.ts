@@ -50,7 +50,7 @@ export interface FetchOptions {
  * Its second argument is read only for {@link FetchOptions}' fields, so hosts that pass
  * something else there (an environment, a connection) are harmless.
  */
-export type FetchHandler = (request: Request, options?: FetchOptions) => Promise<Response>;
+export type FetchHandler = (request: Request, options?: FetchOptions | object) => Promise<Response>;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -240,7 +240,7 @@ export function createFetchHandler(core: RequestCore): FetchHandler {
       failResponse(target);
       settle();
     }
-    return target.response;
+    return target.response();
   };
 }
 

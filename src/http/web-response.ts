@@ -15,6 +15,14 @@ import type { ResponseHeaders, ResponseTarget } from "./transport.js";
 const HIGH_WATER_MARK = 16 * 1024;
 const encoder = new TextEncoder();
 
+/** An answer as its parts: what a `Response` is made of. */
+export interface WebAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The whole body, the stream, or none (202, 204). */
+  readonly body: string | ReadableStream<Uint8Array> | null;
+}
+
 /**
  * The web `Response` side of one request.
  *
@@ -22,12 +30,12 @@ const encoder = new TextEncoder();
  * ```ts
  * const target = new WebResponse(() => latch.close());
  * void core.handle(input, target).finally(() => target.settle());
- * return target.response;
+ * return target.response();
  * ```
  */
 export class WebResponse implements ResponseTarget {
   /** Resolves once the status and headers are decided (a whole answer, or a stream's start). */
-  readonly response: Promise<Response>;
+  readonly answer: Promise<WebAnswer>;
   headersSent = false;
   ended = false;
   private status = 200;
@@ -36,15 +44,21 @@ export class WebResponse implements ResponseTarget {
   /** The stream can take no more (closed, errored, or cancelled by its reader). */
   private streamDone = false;
   private drains: Array<() => void> = [];
-  private resolve!: (response: Response) => void;
+  private resolve!: (answer: WebAnswer) => void;
   private readonly onCancel: () => void;
 
   /** `onCancel`: called once if the host cancels the stream (the client went away). */
   constructor(onCancel: () => void) {
     this.onCancel = onCancel;
-    this.response = new Promise((resolve) => {
+    this.answer = new Promise((resolve) => {
       this.resolve = resolve;
     });
+  }
+
+  /** The answer as a web `Response`. */
+  async response(): Promise<Response> {
+    const { status, headers, body } = await this.answer;
+    return new Response(body, { status, headers });
   }
 
   get bufferedBytes(): number {
@@ -77,7 +91,7 @@ export class WebResponse implements ResponseTarget {
       },
       new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_MARK }),
     );
-    this.resolve(new Response(stream, { status: this.status, headers: this.headers }));
+    this.resolve({ status: this.status, headers: this.headers, body: stream });
   }
 
   write(chunk: string): boolean {
@@ -94,7 +108,7 @@ export class WebResponse implements ResponseTarget {
     if (!this.headersSent) {
       this.headersSent = true;
       // 202/204 answers have no body (a Response with one would throw for 204).
-      this.resolve(new Response(chunk ?? null, { status: this.status, headers: this.headers }));
+      this.resolve({ status: this.status, headers: this.headers, body: chunk ?? null });
       return;
     }
     if (this.streamDone) return;
@@ -114,7 +128,7 @@ export class WebResponse implements ResponseTarget {
     this.ended = true;
     if (!this.headersSent) {
       this.headersSent = true;
-      this.resolve(new Response(null, { status: 500, headers: { "cache-control": "no-store" } }));
+      this.resolve({ status: 500, headers: { "cache-control": "no-store" }, body: null });
       return;
     }
     if (this.streamDone) return;
