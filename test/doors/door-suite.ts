@@ -24,8 +24,11 @@ import { StreamableHTTPClientTransport as LegacyHttpTransport } from "@modelcont
 import { records, type WaitRecord } from "./fixtures/door-tools.js";
 
 /** The principals of the HTTP doors' `auth.tokens`: two tenants. */
-export const TENANT_TOKENS = { "token-alice": "alice", "token-bob": "bob" } as const;
-const TENANTS = ["token-alice", "token-bob"] as const;
+export const TENANT_TOKENS = {
+  "door-suite-token-alice": "alice",
+  "door-suite-token-bob": "bob",
+} as const;
+const TENANTS = ["door-suite-token-alice", "door-suite-token-bob"] as const;
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
