@@ -192,5 +192,5 @@ export {
   type HandlerErrorContext,
   type HandlerErrorHook,
   logHandlerError,
-  type TracerProviderLike,
-} from "./telemetry/index.js";
+} from "./telemetry/error-reporter.js";
+export type { TracerProviderLike } from "./telemetry/tracer-provider.js";

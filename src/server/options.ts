@@ -14,11 +14,10 @@ import { OPTION, readOption } from "../option-schema.js";
 import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
 import type { InputRequiredOptions } from "../protocol/input-required.js";
 import type { SessionStore } from "../sessions/index.js";
-import {
-  type HandlerErrorHook,
-  logHandlerError,
-  type TracerProviderLike,
-} from "../telemetry/index.js";
+// The files themselves, not telemetry/index.js: these declarations must not reach the optional
+// @opentelemetry/api's types.
+import { type HandlerErrorHook, logHandlerError } from "../telemetry/error-reporter.js";
+import type { TracerProviderLike } from "../telemetry/tracer-provider.js";
 
 /** Session options (2025-era `Mcp-Session-Id`). */
 export interface SessionOptions {

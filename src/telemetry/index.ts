@@ -22,4 +22,5 @@ export {
   loadOpenTelemetry,
   type OpenTelemetryApi,
 } from "./load-otel.js";
-export { createTracing, RequestTracing, type TracerProviderLike } from "./tracing.js";
+export type { TracerProviderLike } from "./tracer-provider.js";
+export { createTracing, RequestTracing } from "./tracing.js";

@@ -35,11 +35,7 @@ import {
   type SinkListener,
 } from "../protocol/index.js";
 import type { OpenTelemetryApi } from "./load-otel.js";
-
-/** Anything with `getTracer` (an SDK `TracerProvider`): spelled here so the API's types stay optional. */
-export interface TracerProviderLike {
-  getTracer(name: string, version?: string): unknown;
-}
+import type { TracerProviderLike } from "./tracer-provider.js";
 
 /** The longest `traceparent`/`tracestate` value read (W3C: 55 characters for version 00, 512 for a propagated tracestate). */
 const MAX_CARRIER_LENGTH = 512;
