@@ -1,6 +1,6 @@
 /**
  * The client bucket: the part of a client's address that identifies one client for quotas
- * and anonymous scopes (conduit-behavior.md §3.2 `client_bucket`).
+ * and anonymous scopes.
  *
  * An IPv6 client usually owns a whole /64 (RFC 4291 §2.5.4; SLAAC and privacy addresses
  * rotate the low 64 bits at will), so bucketing by the full address would let one client

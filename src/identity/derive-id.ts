@@ -1,6 +1,6 @@
 /**
  * Turns whatever an authenticator returns into a principal id: a string, or `null` for
- * "anonymous" (conduit-behavior.md §3.2 `derive_id/1`). The id becomes part of a scope
+ * "anonymous". The id becomes part of a scope
  * (`principal:<id>`), so only values that name one identity unambiguously produce an id.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * The authenticated caller of a request (conduit-behavior.md §3.1, §3.2 `put/2`): who it is
+ * The authenticated caller of a request: who it is
  * (`id`, the key of its `principal:` scope), what it may do (`scopes`), and what the
  * authenticator knew (`claims`, `user`).
  *
@@ -61,8 +61,7 @@ export function createPrincipal(fields: PrincipalFields = {}): Principal {
 }
 
 /**
- * The id of a principal for scoping, **only if it is a non-empty string** (conduit-behavior.md
- * §3.2 `id/1`): a principal object built by hand with `id: 123` counts as anonymous. An empty
+ * The id of a principal for scoping, **only if it is a non-empty string**: a principal object built by hand with `id: 123` counts as anonymous. An empty
  * string is treated as anonymous too, so an authenticator that returns `""` cannot put every
  * caller into one shared `principal:` scope.
  *

@@ -1,6 +1,6 @@
 /**
- * The cancellation scope of a request (conduit-behavior.md §1.4 `scope(conn)`; DESIGN.md
- * "Request model"): the namespace its request ids, cancellations and quota live in, so one
+ * The cancellation scope of a request (docs/architecture.md, "Decisions and why"): the
+ * namespace its request ids, cancellations and quota live in, so one
  * client can never cancel or exhaust another's requests.
  *
  * @example

@@ -1,6 +1,6 @@
 /**
  * Isolation: isolated tools run in a bounded pool of worker threads, so a kill at the stream
- * cancel timeout terminates CPU-bound code that never checks its signal (issue 4).
+ * cancel timeout terminates CPU-bound code that never checks its signal (README, "Serving your own tools").
  *
  * @example
  * ```ts

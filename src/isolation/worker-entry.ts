@@ -2,8 +2,8 @@
  * The entry file of every pool worker thread: imports an isolated tool's module, calls its
  * named export as `(args, ctx)` one task at a time, forwards `ctx.progress` / `ctx.log` to the
  * main thread, and aborts `ctx.signal` when the main thread forwards a cancellation. A kill is
- * not handled here: the main thread terminates the whole thread, which is the point (issue 4,
- * "Stream cancel timeout": CPU-bound code that never checks its signal really stops).
+ * not handled here: the main thread terminates the whole thread, which is the point: CPU-bound
+ * code that never checks its signal really stops at the stream cancel timeout.
  *
  * @example
  * ```ts
@@ -85,7 +85,7 @@ async function runTask(task: Extract<ToWorkerMessage, { type: "run" }>): Promise
   };
   try {
     const fn = await loadTool(task.moduleUrl, task.exportName);
-    // DESIGN.md, "AbortSignal hygiene": check before work.
+    // A task cancelled while its module loaded must not start.
     controller.signal.throwIfAborted();
     const value: unknown = await fn(task.args, ctx);
     try {
