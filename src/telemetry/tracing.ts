@@ -243,12 +243,14 @@ class TracedSink implements ResponseSink {
   notify(json: string): Promise<void> {
     return this.inner.notify(json);
   }
+  // The first answer or cancel ends the span, even when the client already went away (a
+  // disconnect ends the exchange before the cancel it causes reaches the sink).
   respond(json: string, status?: number, headers?: Readonly<Record<string, string>>): void {
-    if (!this.inner.ended) this.finish(json, false);
+    this.finish(json, false);
     this.inner.respond(json, status, headers);
   }
   cancel(json: string): void {
-    if (!this.inner.ended) this.finish(json, true);
+    this.finish(json, true);
     this.inner.cancel(json);
   }
   setSessionId(id: string): void {

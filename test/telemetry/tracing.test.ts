@@ -36,6 +36,7 @@ import { isolatedHandler } from "../../src/isolation/index.js";
 import { definePrompt, defineResource, defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServerOptions } from "../../src/server/index.js";
 import { loadOpenTelemetry } from "../../src/telemetry/index.js";
+import { connectPeer } from "../hosting/stdio-peer.js";
 import { callBody, cancelBody, rpc, until } from "../server/fixtures.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -410,6 +411,63 @@ describe("OpenTelemetry spans", () => {
       .find((span) => span.kind === SpanKind.SERVER && span.name === "tools/call echo");
     assert.equal(modern?.attributes["mcp.protocol.version"], "2026-07-28");
     assert.equal(modern?.attributes["conduit_mcp.protocol.era"], "2026-07-28");
+  });
+
+  test("stdio: a pipe transport, parented by _meta.traceparent, in the connection's scope", async () => {
+    exporter.reset();
+    const server = createMcpServer({ tools: tools(), tracing: { tracerProvider: provider } });
+    await server.listen(); // the API has loaded (serveStdio does not wait for it)
+    const peer = connectPeer(server);
+    try {
+      peer.send(callBody(80, "echo", { text: "p" }, { traceparent: TRACEPARENT }));
+      assert.equal((await peer.response(80)).result.content[0].text, "p");
+    } finally {
+      await peer.serving.close();
+      await server.close();
+    }
+    const { request, handler } = spansOf(80);
+    assert.equal(request.attributes["network.transport"], "pipe");
+    assert.equal(request.attributes["conduit_mcp.scope.kind"], "stdio");
+    assert.equal(request.parentSpanContext?.spanId, PARENT_ID);
+    assert.equal(handler?.parentSpanContext?.spanId, request.spanContext().spanId);
+  });
+
+  test("a 2026-07-28 call cancelled by closing its stream (official client 2.x): source disconnect", async () => {
+    exporter.reset();
+    await withServer({}, async (url, inFlight) => {
+      const client = new ModernClient(
+        { name: "modern", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      await client.connect(new ModernTransport(new URL(url)));
+      try {
+        const stop = new AbortController();
+        const call = client.callTool(
+          { name: "sleep", arguments: { ms: 60_000 } },
+          { signal: stop.signal },
+        );
+        await until(() => inFlight() === 1, 5000, "the call to run");
+        stop.abort();
+        await assert.rejects(call);
+        await until(
+          () =>
+            exporter
+              .getFinishedSpans()
+              .some((span) => span.attributes["conduit_mcp.outcome"] === "cancelled"),
+          5000,
+          "the handler span",
+        );
+      } finally {
+        await client.close();
+      }
+    });
+    const spans = exporter.getFinishedSpans();
+    const handler = spans.find((span) => span.name === "execute_tool sleep");
+    const request = spans.find((span) => span.name === "tools/call sleep");
+    assert.equal(handler?.attributes["conduit_mcp.cancellation.source"], "disconnect");
+    assert.equal(request?.attributes["conduit_mcp.cancellation.source"], "disconnect");
+    assert.equal(request?.attributes["mcp.protocol.version"], "2026-07-28");
+    assert.equal(request?.status.code, SpanStatusCode.UNSET);
   });
 
   test("spans from the global provider by default; tracing: false produces none", async () => {
