@@ -590,7 +590,7 @@ export class Dispatcher implements HandlerCallHost {
       sessionId: meta.sessionId,
       modern: request.modern !== null,
       request: request.info,
-      round,
+      asker: round,
     });
     this.active.add(call);
     if (meta.sessionId !== null) {

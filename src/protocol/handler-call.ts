@@ -30,10 +30,10 @@ import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "../logging-levels.js";
 import {
   type AskOptions,
+  type ClientAsker,
   cannotAsk,
   type ElicitResult,
   type ElicitSchema,
-  type InputRound,
   type RootsResult,
   type SampleRequest,
   type SampleResult,
@@ -145,7 +145,7 @@ export interface HandlerCallOptions {
   /** The request as observers were told of it, if any asked. */
   readonly request?: RequestInfo | null | undefined;
   /** Where `ctx.elicit`/`sample`/`roots` ask (a 2026-07-28 request that may answer input_required). */
-  readonly round?: InputRound | null;
+  readonly asker?: ClientAsker | null;
 }
 
 const RUNNING = 0;
@@ -187,7 +187,7 @@ export class HandlerCall implements ToolContext, SinkListener {
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
   private readonly request: RequestInfo | null;
-  private readonly round: InputRound | null;
+  private readonly asker: ClientAsker | null;
 
   constructor(options: HandlerCallOptions) {
     this.host = options.host;
@@ -209,7 +209,7 @@ export class HandlerCall implements ToolContext, SinkListener {
           : 0;
     this.sessionId = options.sessionId;
     this.request = options.request ?? null;
-    this.round = options.round ?? null;
+    this.asker = options.asker ?? null;
   }
 
   /** What observers are told about this call (built on first use, then the same object). */
@@ -263,39 +263,39 @@ export class HandlerCall implements ToolContext, SinkListener {
     return this.sink.notify(json);
   }
 
-  // Asking the client: input-required.ts does the work; a request without a round cannot ask.
+  // Asking the client: the asker (input-required.ts) does the work; without one, asks are refused.
   elicit(
     message: string,
     schema: ElicitSchema,
     options?: AskOptions,
   ): Promise<ElicitResult<never>> {
     const refused = this.askRefused();
-    return refused ?? (this.round as InputRound).elicit(message, schema, options);
+    return refused ?? (this.asker as ClientAsker).elicit(message, schema, options);
   }
 
   elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>> {
-    return this.askRefused() ?? (this.round as InputRound).elicitUrl(message, url, options);
+    return this.askRefused() ?? (this.asker as ClientAsker).elicitUrl(message, url, options);
   }
 
   sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult> {
-    return this.askRefused() ?? (this.round as InputRound).sample(request, options);
+    return this.askRefused() ?? (this.asker as ClientAsker).sample(request, options);
   }
 
   roots(options?: AskOptions): Promise<RootsResult> {
-    return this.askRefused() ?? (this.round as InputRound).roots(options);
+    return this.askRefused() ?? (this.asker as ClientAsker).roots(options);
   }
 
   get savedState(): unknown {
-    return this.round?.savedState;
+    return this.asker?.savedState;
   }
 
   saveState(value: unknown): void {
-    this.round?.saveState(value);
+    this.asker?.saveState(value);
   }
 
   private askRefused(): Promise<never> | null {
     if (this.handle.aborted) return Promise.reject(this.handle.signal.reason);
-    return this.round === null ? cannotAsk() : null;
+    return this.asker === null ? cannotAsk() : null;
   }
 
   /** Runs the handler and writes its answer, unless the call was cancelled first. Never rejects. */
@@ -316,7 +316,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     let status = 200;
     try {
       const value = await this.host.invoke(this);
-      const asked = this.round?.verdict();
+      const asked = this.asker?.verdict?.();
       if (asked !== undefined && asked.kind !== "complete") throw asked;
       const checked = this.invocation.toResult(value, this.modern);
       if (checked.ok) {
@@ -330,7 +330,7 @@ export class HandlerCall implements ToolContext, SinkListener {
       }
     } catch (thrown) {
       // Once a question is pending or an answer was invalid, that decides, whatever the handler did.
-      const asked = this.round?.verdict() ?? { kind: "complete" };
+      const asked = this.asker?.verdict?.() ?? { kind: "complete" };
       if (asked.kind === "input_required" && asked.json !== null) {
         json = successResponseJson(this.requestId, asked.json);
         end = { outcome: "ok" };

@@ -181,6 +181,32 @@ export function openInputRound(
 const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
+ * Where a handler's `ctx.elicit` / `ctx.elicitUrl` / `ctx.sample` / `ctx.roots` go. One per
+ * request that can ask; the handler call delegates to it and knows nothing of the era. Today the
+ * only kind is {@link InputRound} (2026-07-28 input-required results); a 2025-11-25 asker (a
+ * server-to-client request on the call's SSE stream, its response routed back from the client's
+ * POST) would implement the same members, its asks resolving in place, and no `verdict`.
+ */
+export interface ClientAsker {
+  elicit<T>(
+    message: string,
+    schema: ElicitSchema | z.ZodObject,
+    options?: AskOptions,
+  ): Promise<ElicitResult<T>>;
+  elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>>;
+  sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult>;
+  roots(options?: AskOptions): Promise<RootsResult>;
+  /** What the handler saved in an earlier round (input-required results only). */
+  readonly savedState: unknown;
+  saveState(value: unknown): void;
+  /**
+   * How the run ends as far as asking goes, once the handler settled: an asker whose asks end
+   * the request (input-required results) says so here; absent, the handler's own result stands.
+   */
+  verdict?(): RoundVerdict;
+}
+
+/**
  * The asks of one run of a handler on a 2026-07-28 request.
  *
  * @example
@@ -188,7 +214,7 @@ const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
  * const answer = await round.elicit("Proceed?", { type: "object", properties: { ok: { type: "boolean" } } });
  * ```
  */
-export class InputRound {
+export class InputRound implements ClientAsker {
   private readonly pending = new Map<string, InputRequest>();
   /** Answers used by this run (sealed ones and new ones), carried into the next state. */
   private readonly used: Record<string, unknown> = {};
