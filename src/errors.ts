@@ -1,5 +1,5 @@
 /**
- * The two error families of conduit-mcp (DESIGN.md, "Conventions"):
+ * The two error families of conduit-mcp (CONTRIBUTING.md, "Conventions"):
  *
  * - **Wire errors** carry a numeric JSON-RPC code and go to the client. {@link ErrorCode} lists
  *   every code this library sends.
@@ -36,7 +36,7 @@ export const ErrorCode = {
   MissingCapability: -32021,
   /** The requested protocol version is not supported (MCP 2026-07-28). */
   UnsupportedProtocolVersion: -32022,
-  /** The request was cancelled (the seed's `request_cancelled`). */
+  /** The request was cancelled: a 2025-era JSON exchange's answer (README, "Two protocol eras on one endpoint"). */
   RequestCancelled: -32800,
 } as const;
 
@@ -151,7 +151,7 @@ export type CancellationSource = "notification" | "disconnect" | "shutdown" | "l
 
 /**
  * The `reason` of every request's `AbortSignal` once it aborts: says which cause fired
- * (DESIGN.md, "Request model": one signal merges every cause).
+ * (one signal merges every cause: docs/architecture.md, "A request's way").
  *
  * @example
  * ```ts
@@ -183,7 +183,7 @@ export class StoreClosedError extends ConduitError {
 
 /**
  * An isolated tool's worker thread was terminated (`task.kill()` at the stream cancel timeout,
- * or `pool.close()`), so the run ends without a result (issue 4, "Stream cancel timeout").
+ * or `pool.close()`), so the run ends without a result (docs/architecture.md, "Abandon vs kill").
  *
  * @example
  * ```ts
@@ -205,7 +205,7 @@ export class ToolKilledError extends ConduitError {
  * An isolated tool failed: it threw (or rejected), or its worker died under it (uncaught
  * exception, `process.exit`, out of memory under `resourceLimits`). The tool's own error is the
  * `cause`, rebuilt from its name, message and stack: for local logs only, never for the wire
- * (DESIGN.md: "Never leak internals"); the server answers -32603.
+ * (internals never leak); the server answers -32603.
  *
  * @example
  * ```ts

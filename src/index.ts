@@ -3,7 +3,7 @@
  * cancellation that is scoped per tenant and bounded against abuse.
  *
  * This root entry never imports the Redis store: it lives behind `conduit-mcp/redis` so that
- * `ioredis` stays an optional peer dependency (DESIGN.md, "Conventions").
+ * `ioredis` stays an optional peer dependency (test/package-entry.test.ts).
  *
  * @example
  * ```ts

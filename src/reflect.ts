@@ -1,6 +1,6 @@
 /**
  * Safe, bounded text for any value that is reflected into a log line, an error message or a
- * stored cancellation reason (conduit-behavior.md §4, the original's `Reflect.text/2`).
+ * stored cancellation reason (cases in test/reflect.test.ts).
  * Client-supplied values (method names, protocol versions, cancellation reasons) must never
  * reach a log or a response with control characters (log forging, terminal escapes), bidi
  * tricks (spoofed text), unbounded length, or broken UTF-16.
@@ -15,7 +15,7 @@
 import { InvalidOptionError } from "./errors.js";
 
 /**
- * The characters removed in step 4 of the pipeline (conduit-behavior.md §4.1), exactly: C0
+ * The characters removed in step 4 of the pipeline, exactly: C0
  * (incl. tab, CR, LF), DEL and C1, the Arabic letter mark, zero-width and bidi marks, the
  * line/paragraph separators and LRE..RLO embeddings, the word joiner, the isolates, the BOM.
  */
@@ -32,7 +32,7 @@ const BEYOND_SIMPLE = /[^\u0000-\u02FF]/;
 /** Created once: constructing a segmenter costs far more than using one. */
 const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/** Entries shown per array, object, map, set or byte sequence (Elixir's `inspect(limit: 10)`). */
+/** Entries shown per array, object, map, set or byte sequence. */
 const MAX_ENTRIES = 10;
 /** Nesting shown before `[...]` / `{...}`; the output budget bounds the work anyway. */
 const MAX_DEPTH = 6;
@@ -41,7 +41,7 @@ const UNREADABLE = "<unreadable>";
 /**
  * Renders `value` as safe text of at most `max` grapheme clusters and `4 * max` UTF-8 bytes.
  *
- * Pipeline (conduit-behavior.md §4.1, in this order):
+ * Pipeline, in this order:
  * 1. stringify: strings as they are; `null`/`undefined` → `""`; numbers, booleans, bigints →
  *    their text; symbols → their description; anything else → a bounded JSON-like rendering
  *    (`[1, 2]`, `{"a": 1}`, `User {"id": 42}`, `<<255, 254>>` for bytes, `[Circular]`, at most
@@ -129,7 +129,7 @@ function stringify(value: unknown, budget: number): string {
     case "undefined":
       return "";
     case "symbol":
-      // The nearest JS value to an Elixir atom, whose text is its name (`:atom` → "atom").
+      // A symbol reads as its description (`Symbol("atom")` → "atom").
       return symbolDescription(value);
     default: {
       if (value === null) return "";
@@ -301,8 +301,8 @@ function renderView(view: ArrayBufferView, out: Output): void {
 }
 
 /**
- * Bytes as Elixir prints a binary, `<<255, 254>>`: a Buffer reason stays readable, and the
- * byte values survive (conduit-behavior.md §8.5 case 72, `<<0xFF,0xFE>>` contains "255").
+ * Bytes as `<<255, 254>>`: a Buffer reason stays readable, and the byte values survive
+ * (test/reflect.test.ts).
  */
 function renderBytes(bytes: Uint8Array | Uint8ClampedArray, out: Output): void {
   renderList(out, "<<", ">>", bytes.length, (i) => emit(out, String(bytes[i])));

@@ -1,7 +1,7 @@
 /**
  * String order by Unicode code point, which for well-formed text is UTF-8 byte order: the order
- * the seed's eviction sort uses for scope and id ties (conduit-behavior.md §1.5, "strings
- * bytewise"). JavaScript's `<` compares UTF-16 code units instead, which disagrees when an astral
+ * eviction uses for scope and id ties, so that the memory and Redis stores (which compares bytes)
+ * evict the same rows. JavaScript's `<` compares UTF-16 code units instead, which disagrees when an astral
  * character (a surrogate pair, units 0xD800–0xDFFF) meets a BMP character in U+E000–U+FFFF: by
  * units the astral one sorts first, by code point (and by UTF-8 bytes) it sorts last.
  */

@@ -1,9 +1,8 @@
 /**
- * The global-cap eviction choice of the memory store (conduit-behavior.md §1.5), without the seed's
- * full-table sort.
+ * The global-cap eviction choice of the memory store, without a full-table sort.
  *
- * The seed sorts every row by `(-count(scope), cancelledAt, scope, id)` and deletes the first
- * `batch`. The same rows are found here from the store's own layout — one `Map` per scope whose
+ * The rows to evict are the first `batch` of every row sorted by
+ * `(-count(scope), cancelledAt, scope, id)` (docs/architecture.md, "Eviction order"). The same rows are found here from the store's own layout — one `Map` per scope whose
  * insertion order is time order — in three steps:
  *
  * 1. One pass over the scopes groups them by row count (the counts are the snapshot the sort key
@@ -33,7 +32,7 @@ export interface StoredRow {
 export type ScopeTable = ReadonlyMap<string, ReadonlyMap<string, StoredRow>>;
 
 /**
- * The batch size at the cap: `max(1, floor(maxRows / 20))` (the seed's `div(max_rows, 20)`).
+ * The batch size at the cap: `max(1, floor(maxRows / 20))`.
  *
  * @example
  * ```ts
@@ -46,7 +45,7 @@ export function evictionBatchSize(maxRows: number): number {
 }
 
 /**
- * Chooses the rows the seed's sort would put first: `min(batch, rows)` rows ordered by
+ * Chooses the rows a full sort would put first: `min(batch, rows)` rows ordered by
  * `(-count(scope), cancelledAt, scope, id)`, strings by code point. Does not modify the table.
  *
  * @example

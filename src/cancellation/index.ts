@@ -1,5 +1,5 @@
 /**
- * The cancellation layer: registry, stores, janitor and request-id rules (DESIGN.md, "Layers").
+ * The cancellation layer: registry, stores, janitor and request-id rules (docs/architecture.md, "Layers").
  *
  * @example
  * ```ts

@@ -1,8 +1,8 @@
 /**
- * The periodic cleanup (conduit-behavior.md §1.7): the backstop for rows the inline `clear`
+ * The periodic cleanup: the backstop for rows the inline `clear`
  * missed (a cancel racing the request's completion) and for handles that died without `untrack`.
  *
- * Like the seed's janitor, the first sweep runs one interval after `start()` (no immediate
+ * The first sweep runs one interval after `start()` (no immediate
  * sweep) and the next is scheduled only once a sweep has finished, so a slow store never gets
  * overlapping sweeps. The timer is `unref()`ed: it never keeps the process alive.
  */

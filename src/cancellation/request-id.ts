@@ -1,13 +1,13 @@
 /**
- * Request-id validation and normalisation (conduit-behavior.md §1.3, §9 "Keys").
+ * Request-id validation and normalisation.
  *
- * The seed keys rows on `to_string(id)`, so the integer `5` and the string `"5"` are one key, for
+ * Rows are keyed on the id's text, so the integer `5` and the string `"5"` are one key, for
  * cancellations and in-flight entries alike. JSON cannot tell `1.0` from `1`, so any safe integer
  * is accepted; other numbers (fractions, NaN, beyond 2^53 - 1) are rejected, as are strings over
  * 256 UTF-8 bytes (bytes, not characters: `"é".repeat(129)` is 258 bytes).
  */
 
-/** The longest string id, in UTF-8 bytes (the seed's `@max_request_id_bytes`). */
+/** The longest string id, in UTF-8 bytes. */
 export const MAX_REQUEST_ID_BYTES = 256;
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The CLI area: `conduit-mcp serve` argument parsing, the demo tools and the server wiring
- * (DESIGN.md, "Layers": `cli/` sits on top and nothing imports it). The executable itself is
+ * (docs/architecture.md, "Layers": `cli/` sits on top and nothing imports it). The executable itself is
  * main.ts, which is not re-exported because importing it would start a server.
  *
  * @example

@@ -1,5 +1,6 @@
 /**
- * Server metrics in the Prometheus text exposition format (issue 3, "Metrics"). Counters live in
+ * Server metrics in the Prometheus text exposition format
+ * (https://prometheus.io/docs/instrumenting/exposition_formats/; README, "Server options"). Counters live in
  * memory, per server instance; the gauges are read from the registry at scrape time. Label values
  * are bounded: methods outside the known set count as `other`, tools are the server's own.
  */

@@ -1,5 +1,5 @@
 /**
- * Content negotiation for the MCP endpoint (mcp-protocol.md A.3): the body must be JSON, and the
+ * Content negotiation for the MCP endpoint (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports): the body must be JSON, and the
  * client must accept JSON or an event stream (406 when it accepts neither). A missing `Accept`
  * means "anything" (RFC 9110 §12.5.1).
  */

@@ -25,7 +25,7 @@ const MAX_PROTOTYPE_DEPTH = 32;
  * - a class instance → `<ClassName>:<id>` using `id`, or `sub` when `id` is null, undefined
  *   or false (`new User(42)` → `"User:42"`), so two classes with the same id never collide;
  * - everything else → `null`: booleans, null, undefined, non-integer numbers, bigints beyond
- *   the safe range, symbols (unlike Elixir atoms, their description does not identify them),
+ *   the safe range, symbols (their description does not identify them),
  *   functions, arrays, objects without an id, anonymous classes.
  *
  * Never throws: a throwing getter or Proxy trap yields `null`.

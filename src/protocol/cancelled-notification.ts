@@ -1,5 +1,6 @@
 /**
- * `notifications/cancelled`, processed exactly as conduit-behavior.md §2.5: the request must be
+ * `notifications/cancelled`
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation): the request must be
  * in flight **in the caller's own scope** before anything is recorded, so one tenant can never
  * cancel (or fill the quota of) another's request, and a sweep of guessed ids records nothing.
  */

@@ -1,6 +1,6 @@
 /**
  * Era classification: which protocol era a POST belongs to, decided once, body first
- * (mcp-protocol.md B.8). The transport first looks for the modern claim in the body
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning). The transport first looks for the modern claim in the body
  * (`modernClaim`, modern-envelope.ts): a request whose `params._meta` carries
  * `io.modelcontextprotocol/protocolVersion` is a 2026-07-28 one. Without a claim, the
  * `MCP-Protocol-Version` header decides here between the 2025 era and a refusal.
@@ -19,8 +19,8 @@ const LEGACY: EraClassification = Object.freeze({ era: "2025" });
 
 /**
  * Classifies a message by its `MCP-Protocol-Version` header: absent (a server SHOULD then assume
- * 2025-03-26, mcp-protocol.md A.3) or a supported 2025 revision → the 2025 era; any other value
- * → 400 (A.3: "An invalid or unsupported value → 400").
+ * 2025-03-26) or a supported 2025 revision → the 2025 era; any other value → 400
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports, "Protocol Version Header").
  *
  * @example
  * ```ts

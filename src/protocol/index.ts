@@ -1,6 +1,6 @@
 /**
  * The protocol layer: JSON-RPC shapes, era classification, dispatch, tools and their context
- * (DESIGN.md, "Layers"). Transport-agnostic: answers go through a {@link ResponseSink}.
+ * (docs/architecture.md, "Layers"). Transport-agnostic: answers go through a {@link ResponseSink}.
  *
  * @example
  * ```ts

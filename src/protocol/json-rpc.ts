@@ -1,6 +1,6 @@
 /**
  * JSON-RPC 2.0 message shapes as MCP uses them, the classification of one parsed POST body, and
- * the serialisers for responses. Classification follows conduit-behavior.md §2.1: a request is an
+ * the serialisers for responses. Classification (JSON-RPC 2.0, https://www.jsonrpc.org/specification): a request is an
  * object with `"jsonrpc": "2.0"`, an `id` key (any JSON-RPC id, `null` included) and a string
  * `method`; a notification is the same without an `id` key. A client's *response* (it answers a
  * server request) is accepted and ignored: conduit-mcp never sends requests to clients.
@@ -50,7 +50,7 @@ export function classifyMessage(body: unknown): ClassifiedMessage {
   const id = message.id;
   // MCP ids are strings or integers. A fractional or unsafe integer id cannot be echoed as the
   // client sent it (JSON.parse already rounded 2^60+1), so such a message is invalid, answered
-  // with a null id. A null id is kept: it is still a request (conduit-behavior.md §2.2), one that
+  // with a null id. A null id is kept: it is still a request, one that
   // cannot be cancelled.
   const validId =
     id === null || typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
@@ -100,7 +100,7 @@ export function successResponseJson(id: RequestId | null, resultJson: string): s
 }
 
 /**
- * Serialises an error response; `data` is included only when given (conduit-behavior.md §5).
+ * Serialises an error response; `data` is included only when given.
  *
  * @example
  * ```ts
@@ -130,7 +130,7 @@ export function notificationJson(method: string, params: unknown): string {
 }
 
 /**
- * The seed's answer to a cancelled JSON exchange (conduit-behavior.md §2.3, mcp-protocol.md E.3).
+ * The answer to a cancelled 2025-era JSON exchange (README, "Two protocol eras on one endpoint").
  *
  * @example
  * ```ts
@@ -142,7 +142,7 @@ export function cancelledResponseJson(id: RequestId | null): string {
 }
 
 /**
- * The generic internal error: details never leak (conduit-behavior.md §2.2).
+ * The generic internal error: details never leak.
  *
  * @example
  * ```ts

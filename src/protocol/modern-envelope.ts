@@ -34,7 +34,7 @@ export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
 export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 /** `_meta` key of the request's log level; absent → no `notifications/message` for it. */
 export const META_LOG_LEVEL = "io.modelcontextprotocol/logLevel";
-/** Result `_meta` key naming the server (moved there from the result body, spec PR #3002). */
+/** Result `_meta` key naming the server (moved there from the result body in 2026-07-28). */
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
 /** The headers of a modern POST, as received (undefined when absent). */

@@ -1,6 +1,6 @@
 /**
  * Protocol revisions of the 2025 ("legacy") era that `initialize` accepts
- * (mcp-protocol.md A.3 "Lifecycle"; conduit-behavior.md §2.6). The newest comes first: it is the
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle). The newest comes first: it is the
  * one named in errors and assumed when a client sends no `MCP-Protocol-Version` header.
  *
  * @example
@@ -30,7 +30,7 @@ export function isSupportedProtocolVersion(value: unknown): value is string {
 
 /**
  * Protocol revisions of the 2026-07-28 ("modern", stateless) era, served per request from the
- * `_meta` envelope (mcp-protocol.md B.2, B.8).
+ * `_meta` envelope (https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
  *
  * @example
  * ```ts
@@ -42,7 +42,7 @@ export const MODERN_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(["2026-
 /**
  * Every revision this dual-era server speaks, newest first: `server/discover`'s
  * `supportedVersions` and the `data.supported` of a -32022 answer (the spec's example lists both
- * eras there, mcp-protocol.md B.8).
+ * eras there: https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
  *
  * @example
  * ```ts
@@ -57,7 +57,7 @@ export const ALL_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([
 /**
  * Whether `value` looks like a modern revision (a date at or after 2026-07-28), supported or not.
  * A request that names one only in its `MCP-Protocol-Version` header, with no `_meta` claim, is a
- * modern request missing its envelope (-32602), not a 2025-era one (mcp-protocol.md C.4).
+ * modern request missing its envelope (-32602), not a 2025-era one (test/modern/ladder.test.ts).
  *
  * @example
  * ```ts
