@@ -34,7 +34,7 @@ describe("CancellationJanitor", () => {
     const janitor = new CancellationJanitor({ intervalMs: 10, sweep: async () => ++sweeps });
     try {
       janitor.start();
-      assert.equal(sweeps, 0, "no sweep at start (seed §1.7)");
+      assert.equal(sweeps, 0, "no sweep at start");
       await waitFor(() => sweeps >= 3);
     } finally {
       janitor.stop();

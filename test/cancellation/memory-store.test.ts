@@ -18,7 +18,7 @@ runCancellationStoreContract(
 );
 
 describe("MemoryCancellationStore", () => {
-  it("defaults to the seed's bounds: 10 000 rows, 256 per scope", () => {
+  it("defaults to the documented bounds: 10 000 rows, 256 per scope", () => {
     const store = new MemoryCancellationStore();
     assert.equal(store.maxRows, 10_000);
     assert.equal(store.maxRowsPerScope, 256);

@@ -94,8 +94,8 @@ describe("CancellationRegistry: options", () => {
   });
 });
 
-describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13, #24-26)", () => {
-  it('#7: integer 42 and string "42" are one key', async () => {
+describe("CancellationRegistry: cancel, isCancelled, reason, clear", () => {
+  it('integer 42 and string "42" are one key', async () => {
     const { registry } = makeRegistry();
     assert.deepEqual(await registry.cancel(42, "user pressed stop", "s"), { ok: true });
     assert.equal(await registry.isCancelled(42, "s"), true);
@@ -104,7 +104,7 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
     await registry.close();
   });
 
-  it("#8: the reason is stored and read back", async () => {
+  it("the reason is stored and read back", async () => {
     const { registry } = makeRegistry();
     await registry.cancel("req-1", "timeout", "s");
     assert.equal(await registry.reason("req-1", "s"), "timeout");
@@ -116,7 +116,7 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
     await registry.close();
   });
 
-  it("#9: a null id is ok, records nothing, publishes nothing", async () => {
+  it("a null id is ok, records nothing, publishes nothing", async () => {
     const { registry } = makeRegistry();
     const events = await capture(ChannelName.requestCancelled, async () => {
       assert.deepEqual(await registry.cancel(null, null, "s"), { ok: true });
@@ -128,7 +128,7 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
     await registry.close();
   });
 
-  it("#10-11: invalid ids are an error value and leave the table alone", async () => {
+  it("invalid ids are an error value and leave the table alone", async () => {
     const { registry } = makeRegistry();
     const invalid = { ok: false, error: "invalid_request_id" };
     const events = await capture(ChannelName.requestCancelled, async () => {
@@ -144,7 +144,7 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
     await registry.close();
   });
 
-  it("#12: reasons are sanitised by reflectText(reason, 200)", async () => {
+  it("reasons are sanitised by reflectText(reason, 200)", async () => {
     const { registry } = makeRegistry();
     await registry.cancel("r", `abort\u0000\u001b[31m${"x".repeat(500)}`, "s");
     const reason = (await registry.reason("r", "s")) ?? "";
@@ -155,7 +155,7 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
     await registry.close();
   });
 
-  it("#13: a non-string reason is stored as a string", async () => {
+  it("a non-string reason is stored as a string", async () => {
     const { registry } = makeRegistry();
     await registry.cancel("r", { why: "because" }, "s");
     const reason = await registry.reason("r", "s");
@@ -192,7 +192,7 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
     await registry.close();
   });
 
-  it("#26: clear removes the row; null and malformed ids are no-ops", async () => {
+  it("clear removes the row; null and malformed ids are no-ops", async () => {
     const { registry } = makeRegistry();
     await registry.cancel("x", null, "s");
     assert.equal(await registry.clear("x", "s"), true);
@@ -204,8 +204,8 @@ describe("CancellationRegistry: cancel, isCancelled, reason, clear (§8.1 #7-13,
   });
 });
 
-describe("CancellationRegistry: cross-client isolation (§8.1 #14-17)", () => {
-  it("#14-15: a cancel in one scope does not cancel the same id in another", async () => {
+describe("CancellationRegistry: cross-client isolation", () => {
+  it("a cancel in one scope does not cancel the same id in another", async () => {
     const { registry } = makeRegistry();
     await registry.cancel(1, null, "session:A");
     assert.equal(await registry.isCancelled(1, "session:A"), true);
@@ -216,7 +216,7 @@ describe("CancellationRegistry: cross-client isolation (§8.1 #14-17)", () => {
     await registry.close();
   });
 
-  it("#16: prefixes keep principal and ip quotas apart", async () => {
+  it("prefixes keep principal and ip quotas apart", async () => {
     const { registry } = makeRegistry({ maxRowsPerScope: 1 });
     assert.deepEqual(await registry.cancel("1", null, "principal:203.0.113.9"), { ok: true });
     assert.deepEqual(await registry.cancel("2", null, "ip:203.0.113.9"), { ok: true });
@@ -224,7 +224,7 @@ describe("CancellationRegistry: cross-client isolation (§8.1 #14-17)", () => {
     await registry.close();
   });
 
-  it("#17: clear in scope A leaves scope B's row", async () => {
+  it("clear in scope A leaves scope B's row", async () => {
     const { registry } = makeRegistry();
     await registry.cancel("x", null, "A");
     await registry.cancel("x", null, "B");
@@ -235,8 +235,8 @@ describe("CancellationRegistry: cross-client isolation (§8.1 #14-17)", () => {
   });
 });
 
-describe("CancellationRegistry: quota and cap (§8.1 #18-23)", () => {
-  it("#18: max_rows=2 keeps at most 2 rows and the newest is present", async () => {
+describe("CancellationRegistry: quota and cap", () => {
+  it("max_rows=2 keeps at most 2 rows and the newest is present", async () => {
     const { registry, clock } = makeRegistry({ maxRows: 2, maxRowsPerScope: INF });
     for (const id of ["a", "b", "c"]) {
       assert.deepEqual(await registry.cancel(id, null, "s"), { ok: true });
@@ -248,7 +248,7 @@ describe("CancellationRegistry: quota and cap (§8.1 #18-23)", () => {
     await registry.close();
   });
 
-  it("#20: the quota rejects with cancellation_limit_reached; the victim is served", async () => {
+  it("the quota rejects with cancellation_limit_reached; the victim is served", async () => {
     const { registry } = makeRegistry({ maxRowsPerScope: 3 });
     for (let i = 1; i <= 3; i++) {
       assert.deepEqual(await registry.cancel(`flood-${i}`, null, "attacker"), { ok: true });
@@ -265,7 +265,7 @@ describe("CancellationRegistry: quota and cap (§8.1 #18-23)", () => {
     await registry.close();
   });
 
-  it("#22: 6 x 20 attacker rows under a cap of 100; the victim is served, then capped", async () => {
+  it("6 x 20 attacker rows under a cap of 100; the victim is served, then capped", async () => {
     const { registry, clock } = makeRegistry({ maxRows: 100, maxRowsPerScope: 20 });
     for (let a = 0; a < 6; a++) {
       for (let i = 0; i < 20; i++) {
@@ -283,7 +283,7 @@ describe("CancellationRegistry: quota and cap (§8.1 #18-23)", () => {
     await registry.close();
   });
 
-  it("#23: bystander/hog through the registry", async () => {
+  it("bystander/hog through the registry", async () => {
     const { registry, clock } = makeRegistry({ maxRows: 100, maxRowsPerScope: INF });
     for (const id of ["bystander-1", "bystander-2"]) {
       await registry.cancel(id, null, "bystander");
@@ -303,8 +303,8 @@ describe("CancellationRegistry: quota and cap (§8.1 #18-23)", () => {
   });
 });
 
-describe("CancellationRegistry: track, untrack, isInFlight (§8.1 #27-29)", () => {
-  it('#27: track(7, "a") is in flight under 7 and "7" in a only, until untracked', async () => {
+describe("CancellationRegistry: track, untrack, isInFlight", () => {
+  it('track(7, "a") is in flight under 7 and "7" in a only, until untracked', async () => {
     const { registry } = makeRegistry();
     const handle = await registry.track(7, "a");
     assert.equal(handle.requestId, "7");
@@ -324,7 +324,7 @@ describe("CancellationRegistry: track, untrack, isInFlight (§8.1 #27-29)", () =
     await registry.close();
   });
 
-  it("#28: untracking one of two namesakes leaves the other in flight", async () => {
+  it("untracking one of two namesakes leaves the other in flight", async () => {
     const { registry } = makeRegistry();
     const first = await registry.track("dup", "s");
     const second = await registry.track("dup", "s");
@@ -336,7 +336,7 @@ describe("CancellationRegistry: track, untrack, isInFlight (§8.1 #27-29)", () =
     await registry.close();
   });
 
-  it("#29: null and invalid ids give untracked handles that can still be aborted locally", async () => {
+  it("null and invalid ids give untracked handles that can still be aborted locally", async () => {
     const { registry } = makeRegistry();
     const none = await registry.track(null, "s");
     const long = await registry.track("a".repeat(257), "s");
@@ -433,7 +433,7 @@ describe("CancellationRegistry: local aborts", () => {
     await registry.close();
   });
 
-  it("a request tracked after the cancel is not aborted by the stale row (DESIGN.md divergence)", async () => {
+  it("a request tracked after the cancel is not aborted by the stale row (no stale cancel)", async () => {
     const { registry } = makeRegistry();
     await registry.cancel(9, null, "s");
     const late = await registry.track(9, "s");
@@ -441,7 +441,7 @@ describe("CancellationRegistry: local aborts", () => {
     assert.equal(
       await registry.isCancelled(9, "s"),
       true,
-      "the row itself remains, as in the seed",
+      "the row itself remains until cleared or expired",
     );
     await registry.untrack(late);
     await registry.close();
@@ -610,8 +610,8 @@ describe("CancellationRegistry: cancelHandle", () => {
   });
 });
 
-describe("CancellationRegistry: cleanup (§8.1 #30-32, #35)", () => {
-  it("#30, #35: removes rows strictly older than the TTL; publishes the counts", async () => {
+describe("CancellationRegistry: cleanup", () => {
+  it("removes rows strictly older than the TTL; publishes the counts", async () => {
     const { registry, clock } = makeRegistry();
     await registry.cancel("stale", null, "s");
     clock.now += 30_000;
@@ -643,7 +643,7 @@ describe("CancellationRegistry: cleanup (§8.1 #30-32, #35)", () => {
     await registry.close();
   });
 
-  it("#31: removes dead handles (lifetime ended) and their in-flight entries, keeps live ones", async () => {
+  it("removes dead handles (lifetime ended) and their in-flight entries, keeps live ones", async () => {
     const { registry } = makeRegistry();
     const exchange = new AbortController();
     const leaked = await registry.track("leaked", "s", { lifetime: exchange.signal });
@@ -665,7 +665,7 @@ describe("CancellationRegistry: cleanup (§8.1 #30-32, #35)", () => {
     await registry.close();
   });
 
-  it("#32: a dead and a live handle share a key; only the dead one's entry goes", async () => {
+  it("a dead and a live handle share a key; only the dead one's entry goes", async () => {
     const { registry } = makeRegistry();
     const exchange = new AbortController();
     await registry.track("shared", "s", { lifetime: exchange.signal });
@@ -700,8 +700,8 @@ describe("CancellationRegistry: cleanup (§8.1 #30-32, #35)", () => {
   });
 });
 
-describe("CancellationRegistry: diagnostics and lifecycle (§8.1 #33-34)", () => {
-  it("#34: a recorded cancel publishes {requestId, scope, reason, source}", async () => {
+describe("CancellationRegistry: diagnostics and lifecycle", () => {
+  it("a recorded cancel publishes {requestId, scope, reason, source}", async () => {
     const { registry } = makeRegistry();
     const events = await capture(ChannelName.requestCancelled, async () => {
       await registry.cancel("evt-1", "client abort", "s");
@@ -714,7 +714,7 @@ describe("CancellationRegistry: diagnostics and lifecycle (§8.1 #33-34)", () =>
     await registry.close();
   });
 
-  it("#33: the janitor runs by default and stops with stopJanitor and close", async () => {
+  it("the janitor runs by default and stops with stopJanitor and close", async () => {
     const registry = new CancellationRegistry();
     assert.equal(registry.janitorRunning, true);
     registry.stopJanitor();

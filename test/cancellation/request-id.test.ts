@@ -5,7 +5,7 @@ import fc from "fast-check";
 
 import { normalizeRequestId } from "../../src/cancellation/request-id.js";
 
-describe("normalizeRequestId (conduit-behavior.md §1.3, §9)", () => {
+describe("normalizeRequestId", () => {
   it('integers become their decimal text, so 5 and "5" are one key', () => {
     assert.equal(normalizeRequestId(5), "5");
     assert.equal(normalizeRequestId("5"), "5");

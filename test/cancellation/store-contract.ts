@@ -1,10 +1,10 @@
 /**
- * The contract every {@link CancellationStore} must meet, as a reusable suite (DESIGN.md,
- * "Conventions": one shared suite runs against the memory and the Redis store). It talks to the
+ * The contract every {@link CancellationStore} must meet, as a reusable suite: one shared
+ * suite runs against the memory and the Redis store (docs/architecture.md, "How to add…"). It talks to the
  * store only through the interface, and controls time only through the `clock` it hands to
  * `makeStore` (every row it records carries `cancelledAt: clock()` as well).
  *
- * Cases follow conduit-behavior.md §1.4–§1.6 and the §8.1 cases 17–23, 27–28, 30.
+ * The bounds and eviction order it checks are the README's ("The cancellation registry").
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -100,7 +100,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         });
       });
 
-      it("keys rows on (scope, id): the same id in another scope is another row (§8.1 #14-15)", async () => {
+      it("keys rows on (scope, id): the same id in another scope is another row", async () => {
         await withStore({}, async (store, _clock, record) => {
           await record("session:A", "1", "a");
           assert.equal(await store.has("session:A", "1"), true);
@@ -128,7 +128,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         });
       });
 
-      it("re-recording a key refreshes its reason and time, keeping one row (§1.4)", async () => {
+      it("re-recording a key refreshes its reason and time, keeping one row", async () => {
         await withStore({}, async (store, clock, record) => {
           await record("s", "1", "first");
           clock.advance(60_000);
@@ -141,7 +141,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         });
       });
 
-      it("clear removes only that key and says whether it removed a row (§8.1 #17, #26)", async () => {
+      it("clear removes only that key and says whether it removed a row", async () => {
         await withStore({}, async (store, _clock, record) => {
           await record("A", "x");
           await record("B", "x");
@@ -165,7 +165,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
       });
     });
 
-    describe("per-scope quota (§1.6, §8.1 #20-22)", () => {
+    describe("per-scope quota", () => {
       it("rejects past the quota; other scopes are still served", async () => {
         await withStore({ maxRowsPerScope: 3 }, async (store, clock, record) => {
           await seed(record, clock, "attacker", ["flood-1", "flood-2", "flood-3"]);
@@ -176,7 +176,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         });
       });
 
-      it("a scope at quota cannot even refresh one of its rows (§1.4)", async () => {
+      it("a scope at quota cannot even refresh one of its rows", async () => {
         await withStore({ maxRowsPerScope: 2 }, async (store, _clock, record) => {
           await record("s", "1", "old");
           await record("s", "2");
@@ -194,7 +194,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         });
       });
 
-      it("Infinity disables the quota (§8.1 #21: 300 rows in one scope)", async () => {
+      it("Infinity disables the quota (300 rows in one scope)", async () => {
         await withStore(
           { maxRowsPerScope: Number.POSITIVE_INFINITY },
           async (store, _clock, record) => {
@@ -204,7 +204,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         );
       });
 
-      it("quota is checked before the cap: 6 x 20 attacker rows under a cap of 100 (§8.1 #22)", async () => {
+      it("quota is checked before the cap: 6 x 20 attacker rows under a cap of 100", async () => {
         await withStore({ maxRows: 100, maxRowsPerScope: 20 }, async (store, clock, record) => {
           for (let a = 1; a <= 6; a++)
             await seed(record, clock, `attacker-${a}`, range("f", 1, 20));
@@ -217,7 +217,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
       });
     });
 
-    describe("global cap and eviction order (§1.5, §8.1 #18-19, #23)", () => {
+    describe("global cap and eviction order", () => {
       it("max_rows=2: a, b, c all recorded; a is evicted (batch 1), c present", async () => {
         await withStore(
           { maxRows: 2, maxRowsPerScope: Number.POSITIVE_INFINITY },
@@ -231,7 +231,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         );
       });
 
-      it("Infinity disables the cap (§8.1 #19)", async () => {
+      it("Infinity disables the cap", async () => {
         await withStore(
           { maxRows: Number.POSITIVE_INFINITY, maxRowsPerScope: Number.POSITIVE_INFINITY },
           async (store, clock, record) => {
@@ -307,7 +307,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
         );
       });
 
-      it("the caller's own scope is evicted first when it is the largest (§1.5 step 5)", async () => {
+      it("the caller's own scope is evicted first when it is the largest", async () => {
         await withStore(
           { maxRows: 20, maxRowsPerScope: Number.POSITIVE_INFINITY },
           async (store, clock, record) => {
@@ -354,7 +354,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
           { maxRows: 4, maxRowsPerScope: Number.POSITIVE_INFINITY },
           async (store, clock, record) => {
             // One millisecond for all four rows. By UTF-16 units "\u{1F600}" < "\uFFFF"; by
-            // code point (and UTF-8 bytes, the seed's order) "\uFFFF" is smaller.
+            // code point (and UTF-8 bytes, the stores' order) "\uFFFF" is smaller.
             for (const scope of ["\u{1F600}", "\uFFFF"]) {
               await record(scope, "1");
               await record(scope, "2");
@@ -408,7 +408,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
       });
     });
 
-    describe("in-flight entries (§8.1 #27-28)", () => {
+    describe("in-flight entries", () => {
       it("add, check, remove; the key is (scope, id)", async () => {
         await withStore({}, async (store) => {
           await store.addInFlight("a", "7", "h1");
@@ -456,7 +456,7 @@ export function runCancellationStoreContract(name: string, makeStore: StoreFacto
       });
     });
 
-    describe("cleanup (§1.4, §8.1 #30)", () => {
+    describe("cleanup", () => {
       it("removes rows strictly older than the TTL and counts them", async () => {
         await withStore({}, async (store, clock, record) => {
           await record("s", "stale");
@@ -597,7 +597,7 @@ export function historyArbitrary(
 
 /**
  * Applies one history step to the store and the model, checking the outcome and the
- * invariants of issue 2: the cap holds, no scope exceeds its quota, a scope under quota is served.
+ * invariants: the cap holds, no scope exceeds its quota, a scope under quota is served.
  */
 export async function applyOp(
   store: CancellationStore,
@@ -643,7 +643,7 @@ function compareArrays(a: readonly number[], b: readonly number[]): number {
 }
 
 /**
- * The seed's algorithm, written as plainly as possible (conduit-behavior.md §1.4, §1.5): on a
+ * The reference model, written as plainly as possible: on a
  * cancel, the quota check, then at the cap a full sort by `(-count, at, scope, id)` and the
  * deletion of the first `max(1, floor(maxRows / 20))` rows, then the upsert. Stamps are
  * `max(clock, last stamp)`, the stores' non-decreasing clock.
