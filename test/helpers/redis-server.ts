@@ -95,7 +95,7 @@ function ping(port: number): Promise<boolean> {
  *
  * A port picked by the OS lies in the ephemeral range, so while the server is stopped an outgoing
  * connection of any process may be given it as its source port, and `start()` then fails to bind
- * (seen by the chaos soak, which opens thousands of connections while Redis is down). A test that
+ * (a risk for the chaos soak, which opens thousands of connections while Redis is down). A test that
  * restarts Redis under heavy traffic passes a port below that range (see scripts/soak/ports.ts).
  */
 export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServer> {
