@@ -1,6 +1,6 @@
 /**
  * The root entry must never load ioredis: it is an optional peer dependency, reachable only
- * through `conduit-mcp/redis` (DESIGN.md, "Conventions"). A child process imports the entry with
+ * through `conduit-mcp/redis` (docs/architecture.md, "Layers"). A child process imports the entry with
  * a resolve hook that refuses `ioredis`, so any static import of it, however deep, fails the load.
  */
 import assert from "node:assert/strict";

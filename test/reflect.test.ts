@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { InvalidOptionError } from "../src/errors.js";
 import { reflectText } from "../src/reflect.js";
 
-/** Every character §4.1 step 4 strips, one code unit each. */
+/** Every character step 4 of the pipeline strips (src/reflect.ts), one code unit each. */
 const STRIPPED: readonly number[] = [
   ...range(0x00, 0x1f),
   ...range(0x7f, 0x9f),
@@ -20,7 +20,7 @@ const STRIPPED: readonly number[] = [
 const STRIPPED_RE = /[\x00-\x1F\x7F-\x9F\u061C\u200B-\u200F\u2028-\u202E\u2060\u2066-\u2069\uFEFF]/;
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/** §4.1 steps 2–4 written plainly: per code point, lone surrogates weigh 3 bytes (U+FFFD). */
+/** Steps 2–4 of the pipeline (src/reflect.ts) written plainly: per code point, lone surrogates weigh 3 bytes (U+FFFD). */
 function referenceReflect(text: string, max: number): string {
   let clamped = "";
   let bytes = 0;
@@ -56,7 +56,7 @@ function assertInvariants(out: string, max: number): void {
   assert.ok(isWellFormed(out), "a lone surrogate survived");
 }
 
-describe("reflectText: stripping (§8.5 cases 67, 71)", () => {
+describe("reflectText: stripping", () => {
   it("leaves a plain method name unchanged", () => {
     assert.equal(reflectText("tools/call"), "tools/call");
   });
@@ -99,7 +99,7 @@ describe("reflectText: stripping (§8.5 cases 67, 71)", () => {
   });
 });
 
-describe("reflectText: length (§8.5 cases 68, 72)", () => {
+describe("reflectText: length", () => {
   it("clamps to max graphemes without an ellipsis", () => {
     assert.equal(reflectText("a".repeat(5000)), "a".repeat(200));
     assert.equal(reflectText("a".repeat(500), 40), "a".repeat(40));
@@ -146,7 +146,7 @@ describe("reflectText: length (§8.5 cases 68, 72)", () => {
   });
 });
 
-describe("reflectText: stringify (§8.5 cases 69–72)", () => {
+describe("reflectText: stringify", () => {
   it("renders scalars as their text", () => {
     assert.equal(reflectText(42), "42");
     assert.equal(reflectText(1.5), "1.5");
@@ -305,7 +305,7 @@ describe("reflectText: properties", () => {
       { numRuns: 500 },
     );
   });
-  it("equals a straightforward reference implementation of §4.1 (fast paths included)", () => {
+  it("equals a straightforward reference implementation of the pipeline (fast paths included)", () => {
     const text = fc.oneof(
       fc.string({ unit: "grapheme", maxLength: 300 }),
       fc.string({ unit: "binary", maxLength: 300 }),

@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 /** The protocol revision the helpers speak. */
 export const PROTOCOL_VERSION = "2025-11-25";
 
-/** Headers of a Streamable HTTP POST from a 2025-11-25 client (mcp-protocol.md A.3). */
+/** Headers of a Streamable HTTP POST from a 2025-11-25 client (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports). */
 export const MCP_HEADERS: Readonly<Record<string, string>> = {
   accept: "application/json, text/event-stream",
   "content-type": "application/json",

@@ -1,5 +1,5 @@
 /**
- * `--redis URL`, `REDIS_URL` and `--redis-lease-ms` (issue 5, "CLI `--redis URL` (and `REDIS_URL`)"),
+ * `--redis URL`, `REDIS_URL` and `--redis-lease-ms` (README, "CLI"),
  * and the serve wiring that hands a shared registry and session store to the server. The processes
  * themselves are exercised against a real Redis in test/redis-e2e/.
  */

@@ -1,5 +1,5 @@
 /**
- * Fuzz (issue 6): arbitrary `notifications/cancelled` params and reasons while a call is in
+ * Fuzz: arbitrary `notifications/cancelled` params and reasons while a call is in
  * flight in the fuzzer's own scope. Only an id naming that call may cancel it and leave a row;
  * every other input (objects, arrays, huge strings, unsafe integers, floats, control characters,
  * lone surrogates, invalid UTF-8) leaves the store empty and the call running. 2 500 cases.

@@ -1,5 +1,5 @@
 /**
- * Fuzz (issue 6): hostile bodies and header values against a real server on 127.0.0.1 over
+ * Fuzz: hostile bodies and header values against a real server on 127.0.0.1 over
  * keep-alive — never a crash, never an undocumented status or a 5xx, always a well-formed
  * JSON-RPC answer (or an empty 202/204, or a documented non-JSON-RPC status), no stored row.
  * About 7 500 cases here; `npm run fuzz` (scripts/fuzz.ts) runs the same properties longer.

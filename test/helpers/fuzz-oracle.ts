@@ -1,6 +1,6 @@
 /**
- * Fuzz oracle: what counts as a well-formed answer of the conduit-mcp endpoint to hostile input
- * (issue 6, "Fuzz"), and two ways to send input — node:http over a keep-alive agent (for header
+ * Fuzz oracle: what counts as a well-formed answer of the conduit-mcp endpoint to hostile input,
+ * and two ways to send input — node:http over a keep-alive agent (for header
  * values Node's client may legally send) and a raw TCP socket (for everything else: control
  * characters, non-Latin-1 bytes, broken UTF-8 in headers).
  *

@@ -1,5 +1,5 @@
 /**
- * The fuzz properties of issue 6 ("Fuzz"), shared by the `npm test` files in test/fuzz/ and the
+ * The fuzz properties, shared by the `npm test` files in test/fuzz/ and the
  * long run `scripts/fuzz.ts`. Each property drives a real server on 127.0.0.1 (keep-alive) with
  * fast-check input and checks every answer against the oracle (fuzz-oracle.ts): the server
  * never answers 5xx, always answers a documented shape, never stores a cancellation row for an

@@ -5,7 +5,7 @@ import fc from "fast-check";
 
 import { clientBucket } from "../../src/identity/client-bucket.js";
 
-describe("clientBucket (§3.2 client_bucket, §8.4 cases 65–66)", () => {
+describe("clientBucket", () => {
   it("keeps an IPv4 address whole", () => {
     assert.equal(clientBucket("192.0.2.7"), "192.0.2.7");
     assert.equal(clientBucket("127.0.0.1"), "127.0.0.1");

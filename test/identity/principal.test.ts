@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 
 import { createPrincipal, principalId } from "../../src/identity/principal.js";
 
-describe("createPrincipal (§3.2 put/2, §8.4 case 63)", () => {
+describe("createPrincipal", () => {
   it("derives the id from each input shape", () => {
     const cases: [unknown, string | null][] = [
       ["u1", "u1"],
@@ -54,7 +54,7 @@ describe("createPrincipal (§3.2 put/2, §8.4 case 63)", () => {
   });
 });
 
-describe("principalId (§3.2 id/1)", () => {
+describe("principalId", () => {
   it("returns a string id", () => {
     assert.equal(principalId(createPrincipal({ id: "alice" })), "alice");
     assert.equal(principalId(createPrincipal({ id: 42 })), "42");

@@ -6,7 +6,7 @@ import { createPrincipal, type Principal } from "../../src/identity/principal.js
 import { scopeOf } from "../../src/identity/scope.js";
 import { parseTrustProxy } from "../../src/identity/trust-proxy.js";
 
-describe("scopeOf (§1.4 scope, §8.1 cases 1–6)", () => {
+describe("scopeOf", () => {
   it("prefers the session over the principal (case 1)", () => {
     const principal = createPrincipal({ id: "user-1" });
     assert.equal(

@@ -1,5 +1,5 @@
 /**
- * Both eras on one endpoint at the same time (issue 4, "Must show"): a 2025-era client
+ * Both eras on one endpoint at the same time: a 2025-era client
  * (`@modelcontextprotocol/sdk` 1.x, cancels by POSTing notifications/cancelled) and a 2026-07-28
  * client (`@modelcontextprotocol/client` 2.x, cancels by closing its stream) served by the same
  * running server, each with calls in flight, each cancelling its own calls and only those.

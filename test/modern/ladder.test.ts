@@ -1,6 +1,6 @@
 /**
- * The 2026-07-28 error ladder and header rules over raw HTTP (issue 4, "Must show";
- * mcp-protocol.md B.2, B.3, B.8): every rung with its HTTP status and JSON-RPC code, the
+ * The 2026-07-28 error ladder and header rules over raw HTTP
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http): every rung with its HTTP status and JSON-RPC code, the
  * request's id echoed, sessions ignored, notifications dropped, `ping`/`initialize` refused,
  * results carrying `resultType`, the per-request log level.
  */

@@ -1,6 +1,6 @@
 /**
  * End to end with the official 2026-07-28 client (`@modelcontextprotocol/client` 2.x, pinned to
- * 2026-07-28) over Streamable HTTP (issue 4, "Must show"): an aborted call is cancelled on the
+ * 2026-07-28) over Streamable HTTP: an aborted call is cancelled on the
  * server by the stream close alone (no notification is POSTed) within 10 ms of the socket
  * closing; a stubborn call is abandoned at the stream cancel timeout and the in-flight gauge
  * returns to 0; an isolated CPU loop that never checks its signal is terminated (process CPU time
@@ -73,7 +73,7 @@ describe("official 2026-07-28 client (@modelcontextprotocol/client 2.x)", () => 
         }),
       ],
       metrics: true,
-      // Explicitly off: a modern disconnect cancels regardless (mcp-protocol.md B.4).
+      // Explicitly off: a modern disconnect cancels regardless (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation).
       cancelOnDisconnect: false,
       streamCancelTimeoutMs: STREAM_CANCEL_TIMEOUT_MS,
       workerPool: { maxWorkers: 1 },

@@ -1,5 +1,5 @@
 /**
- * The dispatcher over a fake sink (no HTTP): notifications/cancelled per §2.5 (scope gate, quota),
+ * The dispatcher over a fake sink (no HTTP): notifications/cancelled (scope gate, quota),
  * track/untrack/clear for every request method, logging threshold, progress rules.
  */
 import assert from "node:assert/strict";

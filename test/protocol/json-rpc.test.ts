@@ -10,7 +10,7 @@ import {
   successResponseJson,
 } from "../../src/protocol/index.js";
 
-describe("classifyMessage (conduit-behavior.md §2.1)", () => {
+describe("classifyMessage", () => {
   test("requests, notifications, responses", () => {
     assert.equal(classifyMessage({ jsonrpc: "2.0", id: 1, method: "ping" }).kind, "request");
     assert.equal(classifyMessage({ jsonrpc: "2.0", id: null, method: "ping" }).kind, "request");

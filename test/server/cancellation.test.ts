@@ -1,5 +1,5 @@
 /**
- * How a cancelled request's exchange ends (DESIGN.md, "Request model"): a JSON exchange answers
+ * How a cancelled request's exchange ends (docs/architecture.md, "A cancel"): a JSON exchange answers
  * -32800 at once, a stream ends without a response, a disconnect cancels under the request's own
  * scope, a stubborn tool is abandoned at the stream cancel timeout, DELETE of a session and
  * close() cancel what is running.

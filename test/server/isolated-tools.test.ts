@@ -1,5 +1,5 @@
 /**
- * Isolated tools through the HTTP server (issue 4, "Stream cancel timeout"): they run in the
+ * Isolated tools through the HTTP server: they run in the
  * server's worker pool (created on the first isolated call), forward progress and logs, a failure
  * is -32603 without leaking the tool's message, a full pool answers -32000 "Server busy", the
  * stream cancel timeout terminates the worker (`toolKilled` with `terminated: true`), and

@@ -1,5 +1,5 @@
 /**
- * Tenant isolation (issue 3, "Must show"): two tenants using the same request id — by bearer
+ * Tenant isolation: two tenants using the same request id — by bearer
  * token, by session, by IP bucket through a trusted proxy — never cancel each other, and a sweep
  * of ids 1..1000 from another scope cancels (and records) nothing. Without `trustProxy` a forged
  * `X-Forwarded-For` changes nothing.

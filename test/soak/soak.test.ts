@@ -1,5 +1,5 @@
 /**
- * The soak (issue 6) as part of `npm test`: scripts/soak.ts for 15 s at 300 concurrent calls
+ * The soak as part of `npm test`: scripts/soak.ts for 15 s at 300 concurrent calls
  * (2 cores cannot drive 1 000 long calls and the rest of the suite at once; `npm run soak`
  * runs the full 1 000 for 60 s). The script checks every invariant itself and exits non-zero on
  * any violation; this test asserts its exit code and that the summary was printed.
