@@ -1,5 +1,5 @@
 /**
- * `npm run bench:redis` (issue 5, "Must show"): with the Redis store next to the memory store, in
+ * `npm run bench:redis`: with the Redis store next to the memory store, in
  * one run, on real `conduit-mcp serve` processes (the CLI, as a deployment would run it):
  * - cancel-to-abort latency: a `tools/call sleep` on one node, a `notifications/cancelled` POST to
  *   the same node (memory store, Redis store) or to another node on the same Redis (cross-node).

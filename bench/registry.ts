@@ -1,5 +1,5 @@
 /**
- * Registry benchmark (issue 2, "Must show"): ops/s of the per-request path (track + untrack +
+ * Registry benchmark: ops/s of the per-request path (track + untrack +
  * clear), of `cancel` under the cap, of `cancel` at the cap for maxRows 10 000 / 100 000 /
  * 1 000 000 (steady state: every insert at the cap, a batch evicted every maxRows / 20 inserts),
  * and heap bytes per stored row. Several rounds per figure; the table gives medians.

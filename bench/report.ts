@@ -1,6 +1,6 @@
 /**
  * `npm run bench` (`node --expose-gc --import tsx bench/report.ts`): runs every benchmark and
- * regenerates docs/benchmarks.md and docs/benchmarks.svg (issue 6, "Benchmark report").
+ * regenerates docs/benchmarks.md and docs/benchmarks.svg.
  *
  * 1. The per-area benchmarks, each in its own process, each rewriting its own section:
  *    bench/registry.ts ("## Registry"), bench/http.ts ("## HTTP"), bench/redis.ts ("## Redis").
@@ -461,7 +461,7 @@ ${notes.map((n) => `- Note: ${n}\n`).join("")}
 
 ## Against the targets
 
-| target (issue 6) | measured | |
+| target | measured | |
 | --- | --- | --- |
 ${summaryRows.join("\n")}
 

@@ -1,5 +1,5 @@
 /**
- * The long fuzz run (issue 6, `npm run fuzz`): the properties of test/fuzz/ with more cases.
+ * The long fuzz run (`npm run fuzz`): the properties of test/fuzz/ with more cases.
  *
  *   node --import tsx scripts/fuzz.ts [--runs 20000] [--seed N]
  *

@@ -16,7 +16,7 @@ import { BENCH_PROTOCOL_VERSION } from "./echo-request.js";
 /** The two protocol eras a call can be sent in. */
 export type Era = "2025" | "2026";
 
-/** The 2026-07-28 revision (mcp-protocol.md B). */
+/** The 2026-07-28 revision (https://modelcontextprotocol.io/specification/2026-07-28). */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
 
 /** An answer read to its end. */
@@ -35,7 +35,7 @@ export interface PendingCall {
 
 /**
  * Headers of a `tools/call` in an era: 2025-11-25 (header version only) or 2026-07-28 (version,
- * `Mcp-Method` and `Mcp-Name` headers that must match the body, mcp-protocol.md B.3).
+ * `Mcp-Method` and `Mcp-Name` headers that must match the body, https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http).
  *
  * @example
  * ```ts

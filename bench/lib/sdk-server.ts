@@ -1,6 +1,6 @@
 /**
  * Benchmark target (b): the official SDK 1.x's documented stateless Streamable HTTP server
- * (sdk1.32.2 `examples/server/simpleStatelessStreamableHttp.js`, mcp-protocol.md C.3): a new
+ * (sdk1.32.2 `examples/server/simpleStatelessStreamableHttp.js`): a new
  * `McpServer` and a new `StreamableHTTPServerTransport({ sessionIdGenerator: undefined })` per POST,
  * closed when the response closes, here on plain `node:http` instead of express (the transport reads
  * the body itself when none is passed). Same `echo` tool, validated with zod like conduit's.
@@ -42,7 +42,7 @@ const httpServer = createServer(async (req, res) => {
     // absent key is the same stateless mode, and it satisfies `exactOptionalPropertyTypes`.
     const options: StreamableHTTPServerTransportOptions = {};
     const transport = new StreamableHTTPServerTransport(options);
-    // Registered before handling (mcp-protocol.md C.3 note) so a client abort is always seen.
+    // Registered before handling so a client abort is always seen.
     res.on("close", () => {
       void transport.close();
       void server.close();
