@@ -53,7 +53,7 @@ const UNREADABLE = "<unreadable>";
  *
  * Never throws for any `value`.
  *
- * @param max - a positive integer (default 200, the original's reason length).
+ * @param max - a positive integer (default 200, the stored reason's length).
  * @throws InvalidOptionError when `max` is not a positive integer.
  * @example
  * ```ts
@@ -97,8 +97,8 @@ function sanitise(text: string, max: number): string {
       size = 4;
       units = 2;
     }
-    // An unpaired surrogate counts as its replacement character (3 bytes), like the
-    // original's byte clamp followed by String.replace_invalid; it is dropped below.
+    // An unpaired surrogate counts as its replacement character U+FFFD (3 bytes in UTF-8); it is
+    // dropped below.
     if (bytes + size > byteLimit) break;
     bytes += size;
     i += units;

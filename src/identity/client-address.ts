@@ -1,13 +1,6 @@
 /**
  * The client's address: the socket peer, or — only behind proxies the operator trusts — the
  * address those proxies report in `X-Forwarded-For`. By default the header is never read.
- *
- * @example
- * ```ts
- * const trust = parseTrustProxy("10.0.0.0/8");
- * clientAddress("10.0.0.2", "198.51.100.7, 10.0.0.9", trust); // "198.51.100.7"
- * clientAddress("203.0.113.9", "198.51.100.7", trust); // "203.0.113.9" (peer not trusted)
- * ```
  */
 import ipaddr from "ipaddr.js";
 

@@ -5,14 +5,6 @@
  * An IPv6 client usually owns a whole /64 (RFC 4291 §2.5.4; SLAAC and privacy addresses
  * rotate the low 64 bits at will), so bucketing by the full address would let one client
  * mint 2^64 scopes and bypass the per-scope quota. IPv4 addresses are kept whole.
- *
- * @example
- * ```ts
- * clientBucket("192.0.2.7"); // "192.0.2.7"
- * clientBucket("2001:db8:1:2:3:4:5:6"); // "2001:db8:1:2::/64"
- * clientBucket("::ffff:192.0.2.1"); // "192.0.2.1"
- * clientBucket("not an address"); // "unknown"
- * ```
  */
 import ipaddr from "ipaddr.js";
 
@@ -29,8 +21,6 @@ export const UNKNOWN_BUCKET = "unknown";
  *   (`"2001:db8:1:2::/64"`, `::1` → `"::/64"`); a zone id (`fe80::1%eth0`) is ignored;
  * - anything else (null, undefined, malformed text) → `"unknown"`.
  *
- * Never throws.
- *
  * @example
  * ```ts
  * clientBucket("2001:db8:7:8::1") === clientBucket("2001:db8:7:8:9:9:9:9"); // true
@@ -40,7 +30,6 @@ export function clientBucket(address: string | null | undefined): string {
   const parsed = parseIpAddress(address);
   if (parsed === null) return UNKNOWN_BUCKET;
   if (parsed instanceof ipaddr.IPv4) return parsed.toString();
-  // Zero the interface identifier (low 64 bits = the last four 16-bit groups).
   const parts = parsed.parts;
   const network = new ipaddr.IPv6([
     parts[0] ?? 0,
@@ -52,7 +41,6 @@ export function clientBucket(address: string | null | undefined): string {
     0,
     0,
   ]);
-  // RFC 5952 §4: lowercase, no leading zeros, longest run of ≥ 2 zero groups as "::" (first on
-  // a tie), matching Erlang's inet:ntoa used by the original.
+  // RFC 5952 text, so one /64 is always one bucket string whatever form the client sent.
   return `${network.toRFC5952String()}/64`;
 }

@@ -1,15 +1,7 @@
 /**
  * Turns whatever an authenticator returns into a principal id: a string, or `null` for
- * "anonymous". The id becomes part of a scope
- * (`principal:<id>`), so only values that name one identity unambiguously produce an id.
- *
- * @example
- * ```ts
- * deriveId("u1"); // "u1"
- * deriveId({ sub: "x" }); // "x"
- * deriveId(new User(42)); // "User:42"
- * deriveId(true); // null
- * ```
+ * "anonymous". The id becomes part of a scope (`principal:<id>`), so only values that name one
+ * identity unambiguously produce an id.
  */
 
 /** Bound on prototype-chain walks, so a hostile Proxy cannot make us loop. */
@@ -43,7 +35,7 @@ export function deriveId(value: unknown): string | null {
     if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
     const proto = Object.getPrototypeOf(value) as object | null;
     if (proto === Object.prototype || proto === null) {
-      // First present key wins, as in the original's ordered clauses: { id: {}, sub: "x" } → null.
+      // First present key wins, so a bad `id` is never rescued by `sub`: { id: {}, sub: "x" } → null.
       if (Object.hasOwn(value, "id")) return scalar((value as { id: unknown }).id);
       if (Object.hasOwn(value, "sub")) return scalar((value as { sub: unknown }).sub);
       return null;

@@ -4,13 +4,6 @@
  * accepts `1` or `0x7f.1` as IPv4 and `::ffff:0x7f.0.0.1` as IPv6, so a forged
  * `X-Forwarded-For` entry could otherwise be read as some other address. Only the textual
  * forms Node and proxies actually emit are accepted here.
- *
- * @example
- * ```ts
- * parseIpAddress("::ffff:192.0.2.1")?.toString(); // "192.0.2.1"
- * parseIpAddress("fe80::1%eth0")?.toString(); // "fe80::1"
- * parseIpAddress("127.1"); // null
- * ```
  */
 import ipaddr from "ipaddr.js";
 

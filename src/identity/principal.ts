@@ -2,12 +2,6 @@
  * The authenticated caller of a request: who it is
  * (`id`, the key of its `principal:` scope), what it may do (`scopes`), and what the
  * authenticator knew (`claims`, `user`).
- *
- * @example
- * ```ts
- * const principal = createPrincipal({ id: { sub: "user-123" }, scopes: ["read"] });
- * principal.id; // "user-123"
- * ```
  */
 import { deriveId } from "./derive-id.js";
 
@@ -61,9 +55,10 @@ export function createPrincipal(fields: PrincipalFields = {}): Principal {
 }
 
 /**
- * The id of a principal for scoping, **only if it is a non-empty string**: a principal object built by hand with `id: 123` counts as anonymous. An empty
- * string is treated as anonymous too, so an authenticator that returns `""` cannot put every
- * caller into one shared `principal:` scope.
+ * The id of a principal for scoping, **only if it is a non-empty string**: a principal object
+ * built by hand with `id: 123` counts as anonymous. An empty string is treated as anonymous too,
+ * so an authenticator that returns `""` cannot put every caller into one shared `principal:`
+ * scope.
  *
  * @example
  * ```ts

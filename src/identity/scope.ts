@@ -1,14 +1,7 @@
 /**
  * The cancellation scope of a request (docs/architecture.md, "Decisions and why"): the
- * namespace its request ids, cancellations and quota live in, so one
- * client can never cancel or exhaust another's requests.
- *
- * @example
- * ```ts
- * scopeOf({ sessionId: "s-1" }); // "session:s-1"
- * scopeOf({ principal: createPrincipal({ id: "alice" }) }); // "principal:alice"
- * scopeOf({ address: "2001:db8:1:2::9" }); // "ip:2001:db8:1:2::/64"
- * ```
+ * namespace its request ids, cancellations and quota live in, so one client can never cancel or
+ * exhaust another's requests.
  */
 import { clientBucket } from "./client-bucket.js";
 import { type Principal, principalId } from "./principal.js";
@@ -17,13 +10,11 @@ import { type Principal, principalId } from "./principal.js";
 export interface ScopeInput {
   /** A session id the transport has already validated (2025-era sessions only). */
   readonly sessionId?: string | null | undefined;
-  /** The authenticated principal, if any. */
   readonly principal?: Principal | null | undefined;
-  /** The client address, from {@link clientAddress}. */
   readonly address?: string | null | undefined;
 }
 
-/** The scope used when no request is at hand (the original's `scope(nil)`). */
+/** The scope used when no request is at hand (the registry's default). */
 export const GLOBAL_SCOPE = "global";
 
 /**

@@ -4,13 +4,6 @@
  * By default only the socket peer counts; trusted proxies are opt-in. Trust is never
  * implicit: the header is forgeable by any client, so it is read only from peers the operator
  * named, either by counting hops (Express's `trust proxy = N`) or by address ranges.
- *
- * @example
- * ```ts
- * parseTrustProxy(1); // one reverse proxy in front of us
- * parseTrustProxy("10.0.0.0/8, fd00::/8"); // proxies in these ranges
- * parseTrustProxy(undefined); // trust nothing: the socket address is the client
- * ```
  */
 import ipaddr from "ipaddr.js";
 

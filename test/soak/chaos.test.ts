@@ -52,7 +52,7 @@ test("chaos soak: 3 nodes + Redis, SIGKILLs and Redis restarts under load — ev
     output += chunk.toString();
   });
   const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
-  // The summary is printed either way: on a failure it names the seed that replays the plan.
+  // The summary is printed either way: on a failure it names the random seed that replays the plan.
   console.log(output);
   assert.match(output, /conduit-mcp chaos soak summary/);
   assert.match(output, /PASS {2}chaos happened/);
