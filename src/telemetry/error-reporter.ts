@@ -141,10 +141,12 @@ export function formatHandlerError(error: unknown, context: HandlerErrorContext)
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof Error) {
+  if (!(error instanceof Error)) return reflectText(error, 300);
+  try {
     return reflectText(`${reflectText(error.name, 60)}: ${reflectText(error.message, 300)}`, 400);
+  } catch {
+    return "Error: <unreadable>"; // its name or message getter threw
   }
-  return reflectText(error, 300);
 }
 
 function scopeForLog(scope: string): string {

@@ -14,7 +14,8 @@
  *
  * Parent: the W3C trace context in `params._meta` (`traceparent`, `tracestate`: MCP 2026-07-28,
  * Overview, "_meta", OpenTelemetry trace context,
- * https://modelcontextprotocol.io/specification/2026-07-28/basic#_meta, from SEP-414), else the
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic#_meta, from
+ * https://modelcontextprotocol.io/community/seps/414-request-meta), else the
  * HTTP request's `traceparent`/`tracestate` headers (https://www.w3.org/TR/trace-context/), else
  * the active context; the ambient span (an HTTP server span, say) is linked when it is not the
  * parent, as the conventions' "Context propagation" section asks.
@@ -120,12 +121,12 @@ export class RequestTracing implements DispatchObserver {
         const { error } = end;
         span.setAttribute("error.type", errorType(error));
         // To the operator's trace backend only: never on the wire.
-        if (error instanceof Error) span.recordException(error);
-        span.setStatus(
-          error instanceof Error
-            ? { code: SpanStatusCode.ERROR, message: error.message }
-            : { code: SpanStatusCode.ERROR },
-        );
+        try {
+          if (error instanceof Error) span.recordException(error);
+        } catch {
+          // An error whose getters throw is still an error; the span ends below all the same.
+        }
+        span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) });
       }
       request?.markToolError();
     } else if (end.outcome === "cancelled" || end.outcome === "killed") {
@@ -377,11 +378,24 @@ function handlerSpanName(info: HandlerInfo): string {
 
 /** `error.type`: the error's class name (the Recording Errors guidance), bounded. */
 function errorType(error: unknown): string {
-  if (error instanceof Error) {
+  if (!(error instanceof Error)) return "_OTHER";
+  try {
     const name = error.constructor?.name || error.name;
     return typeof name === "string" && name.length > 0 && name.length <= 64 ? name : "Error";
+  } catch {
+    return "Error"; // a getter that throws
   }
-  return "_OTHER";
+}
+
+/** An Error's message for the span status (the operator's backend), bounded; "" otherwise. */
+function messageOf(error: unknown): string {
+  try {
+    return error instanceof Error && typeof error.message === "string"
+      ? error.message.slice(0, 1_024)
+      : "";
+  } catch {
+    return "";
+  }
 }
 
 /**

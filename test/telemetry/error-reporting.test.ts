@@ -383,6 +383,30 @@ describe("errors the operator can see", () => {
     }
   });
 
+  test("an error whose getters throw still makes one line", () => {
+    const hostile = new Error("x");
+    Object.defineProperty(hostile, "message", {
+      get() {
+        throw new Error("gotcha");
+      },
+    });
+    const context: HandlerErrorContext = {
+      kind: "tool",
+      method: "tools/call",
+      name: "t",
+      requestId: 1,
+      scope: "ip:127.0.0.1",
+      scopeKind: "ip",
+      protocolEra: "2025-11-25",
+      principalId: null,
+      sessionId: null,
+    };
+    assert.equal(
+      formatHandlerError(hostile, context),
+      'conduit-mcp: tool "t" failed: Error: <unreadable> (request 1, scope ip:127.0.0.1, 2025-11-25)',
+    );
+  });
+
   test("the line names the principal, and onError: false silences it", async () => {
     const context: HandlerErrorContext = {
       kind: "prompt",

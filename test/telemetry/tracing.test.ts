@@ -96,6 +96,20 @@ function tools() {
       },
     }),
     defineTool({
+      name: "hostile",
+      handler: () => {
+        const error = new Error("x");
+        for (const key of ["message", "name", "stack"]) {
+          Object.defineProperty(error, key, {
+            get() {
+              throw new Error("gotcha");
+            },
+          });
+        }
+        throw error;
+      },
+    }),
+    defineTool({
       name: "soft_fail",
       handler: () => ({ isError: true, content: [{ type: "text", text: "no" }] }),
     }),
@@ -312,6 +326,8 @@ describe("OpenTelemetry spans", () => {
       await rpc(url, callBody(40, "boom", {}), json);
       await rpc(url, callBody(41, "soft_fail", {}), json);
       await rpc(url, callBody(42, "no_such_tool", {}), json);
+      const hostile = await rpc(url, callBody(43, "hostile", {}), json);
+      assert.equal(hostile.json.error.code, -32603);
     });
     const thrown = spansOf(40);
     assert.equal(thrown.request.status.code, SpanStatusCode.ERROR);
@@ -328,6 +344,9 @@ describe("OpenTelemetry spans", () => {
     assert.equal(unknown.request.name, "tools/call", "an unknown name never becomes a span name");
     assert.equal(unknown.request.attributes["error.type"], "-32602");
     assert.equal(unknown.handler, undefined);
+    const hostile = spansOf(43);
+    assert.equal(hostile.handler?.status.code, SpanStatusCode.ERROR, "ended despite its getters");
+    assert.equal(hostile.handler?.attributes["error.type"], "Error");
   });
 
   test("the handler runs in its span's context; resources, prompts and lists get spans too", async () => {
