@@ -48,7 +48,7 @@ const UNREADABLE = "<unreadable>";
  *    10 entries per container) that never throws, whatever getters or proxies do;
  * 2. clamp to `4 * max` UTF-8 bytes without splitting a code point; unpaired surrogates are
  *    dropped (they have no UTF-8 form), so the result is always well-formed;
- * 3. strip the control, format and bidi characters listed in §4.1 step 4;
+ * 3. strip the control, format and bidi characters listed at `STRIP_CLASS` above;
  * 4. clamp to `max` grapheme clusters (`Intl.Segmenter`). No ellipsis is added.
  *
  * Never throws for any `value`.

@@ -22,7 +22,7 @@ export interface CancellationJanitorOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** Default janitor interval (seed §1.7: 1 min). */
+/** Default janitor interval: 1 min (README, "The cancellation registry"). */
 export const DEFAULT_JANITOR_INTERVAL_MS = 60_000;
 
 /**
@@ -88,7 +88,7 @@ export class CancellationJanitor {
     let removed: number;
     try {
       const result = await this.sweep();
-      // Seed §1.7: a non-integer result counts as 0.
+      // A store answering something other than a count must not break the diagnostics message.
       removed = Number.isSafeInteger(result) ? result : 0;
     } catch (error) {
       try {

@@ -92,8 +92,8 @@ export class MemoryCancellationStore implements CancellationStore {
   }
 
   /**
-   * Quota first (the only rejection; a scope at quota cannot even refresh a row, §1.4), then a
-   * batch eviction at the cap (the caller's own scope included, §1.5 step 5), then the write.
+   * Quota first (the only rejection; a scope at quota cannot even refresh a row), then a
+   * batch eviction at the cap (the caller's own scope included), then the write.
    */
   record(row: CancellationRow, _source: CancellationSource): Promise<RecordOutcome> {
     if (this.closed) return Promise.reject(new StoreClosedError());
@@ -192,7 +192,7 @@ export class MemoryCancellationStore implements CancellationStore {
   }
 
   /**
-   * Removes rows with `now - cancelledAt > ttlMs` (strictly, §1.4). Each scope is walked from
+   * Removes rows with `now - cancelledAt > ttlMs` (strictly). Each scope is walked from
    * its oldest row and left at its first fresh one: O(scopes + removed), never a row scan.
    * In-flight liveness is the registry's to judge (it owns the handles), so `inFlightRemoved` is
    * always 0 here.

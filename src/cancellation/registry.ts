@@ -235,7 +235,7 @@ export class CancellationRegistry {
       const reason = () => new RequestCancelledError(event.source, event.reason);
       // Every handle of a scope (cancelScope on another node).
       if (event.requestId === null) return this.abortScope(event.scope, reason);
-      // Disconnects, timeouts and shutdowns concern one handle on the node that saw them
+      // Disconnects and shutdowns concern one handle on the node that saw them
       // (cancelHandle); only key-wide cancels abort namesakes elsewhere.
       if (!KEY_WIDE_SOURCES.has(event.source)) return;
       this.abortLocal(event.scope, event.requestId, event.source, reason);
@@ -274,7 +274,7 @@ export class CancellationRegistry {
    *
    * @example
    * ```ts
-   * const result = await registry.cancel("req-1", "timeout", "session:abc", "notification");
+   * const result = await registry.cancel("req-1", "user pressed stop", "session:abc", "notification");
    * if (!result.ok) console.log(result.error);
    * ```
    */
@@ -387,7 +387,7 @@ export class CancellationRegistry {
    *
    * @example
    * ```ts
-   * await registry.reason("req-1", "s"); // "timeout"
+   * await registry.reason("req-1", "s"); // "user pressed stop"
    * ```
    */
   async reason(id: unknown, scope = "global"): Promise<string | null> {

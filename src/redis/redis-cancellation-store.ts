@@ -118,7 +118,7 @@ const SCRIPTS: ReadonlyArray<readonly [keyof ScriptedClient, string, number]> = 
 
 /**
  * Sources whose cancel another node can act on: they target a `(scope, id)` key, so a namesake
- * running elsewhere must abort. A disconnect, timeout or shutdown concerns one handle on the node
+ * running elsewhere must abort. A disconnect or shutdown concerns one handle on the node
  * that saw it: its row is written, nothing is published.
  */
 const ANNOUNCED_SOURCES: ReadonlySet<CancellationSource> = new Set(["notification", "library"]);
