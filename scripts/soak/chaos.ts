@@ -201,7 +201,9 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
         "the killed process's entries swept after",
         chaos.parting.sweptAfterMs < 0
           ? "not within 4 leases + 5 s"
-          : `${(chaos.parting.sweptAfterMs / 1_000).toFixed(1)} s (lease ${settings.leaseMs} ms; bound 2 leases + janitor)`,
+          : chaos.parting.entries === 0
+            ? "(it held none when it was killed)"
+            : `${(chaos.parting.sweptAfterMs / 1_000).toFixed(1)} s (lease ${settings.leaseMs} ms; bound 2 leases + janitor)`,
       ],
       ["Redis when the load ended (rows / in-flight entries)", `${peak.rows} / ${peak.inFlight}`],
       [
@@ -407,7 +409,14 @@ function schedule(
     // its lease lapses and the TTL passes, which is what the end check then watches go.
     await sleep(Math.max(0, endAt - performance.now()));
     await Promise.all(running);
-    const victim = random.between(1, settings.nodes - 1);
+    // The node (never the witness) whose process holds the most in-flight entries, so the sweep
+    // below has something to sweep.
+    const before = await scanLeftovers(cluster.redis.url);
+    let victim = random.between(1, settings.nodes - 1);
+    for (let i = 1; i < settings.nodes; i++) {
+      const held = (n: number) => before.entriesByPid.get(cluster.slots[n]?.pids.at(-1) ?? -1) ?? 0;
+      if (held(i) > held(victim)) victim = i;
+    }
     const pid = cluster.slots[victim]?.pids.at(-1) ?? -1;
     const event = cluster.timeline.open("node-kill", victim);
     await cluster.kill(victim);
