@@ -428,6 +428,8 @@ async function main(): Promise<void> {
   const command = "`npm run bench` (`node --expose-gc --import tsx bench/report.ts`)";
   /** Written by hand (an investigation, not a measurement this script repeats): kept as it is. */
   const CONNECTION_ERRORS_SECTION = "Connection errors under load";
+  /** Written by `bench:http --baseline` against an older checkout, by hand: kept as it is. */
+  const BASELINE_SECTION = "tools/call before and after resources and prompts";
   const keep = (heading: string, current: string): string => {
     const text = sectionText(current, heading) ?? "_(not run)_";
     const failure = areaFailures[heading];
@@ -562,6 +564,10 @@ ${keep("HTTP", current)}
 ## ${PRIMITIVES_SECTION}
 
 ${keep(PRIMITIVES_SECTION, current)}
+
+## ${BASELINE_SECTION}
+
+${keep(BASELINE_SECTION, current)}
 
 ## Redis
 
