@@ -17,10 +17,6 @@ export {
   type HandlerErrorHook,
   logHandlerError,
 } from "./error-reporter.js";
-export {
-  type ApiImporter,
-  loadOpenTelemetry,
-  type OpenTelemetryApi,
-} from "./load-otel.js";
+export { type ApiImporter, loadOpenTelemetry } from "./load-otel.js";
 export type { TracerProviderLike } from "./tracer-provider.js";
-export { createTracing, RequestTracing } from "./tracing.js";
+export { createTracing } from "./tracing.js";

@@ -4,15 +4,19 @@
  * error — tracing is then off and nothing of it runs on the request path.
  */
 
-/** The `@opentelemetry/api` module, as its own types describe it. */
-export type OpenTelemetryApi = typeof import("@opentelemetry/api");
+/**
+ * The `@opentelemetry/api` module. Not exported: the shipped declarations must not name the
+ * optional peer (a user without it must still type-check), so outside this directory the loaded
+ * module is an opaque `object` that only `createTracing` (tracing.ts) opens.
+ */
+type OpenTelemetryApi = typeof import("@opentelemetry/api");
 
 /** How the module is imported; replaceable in tests to stand for an absent package. */
 export type ApiImporter = () => Promise<unknown>;
 
 const importApi: ApiImporter = () => import("@opentelemetry/api");
 
-let loaded: Promise<OpenTelemetryApi | null> | null = null;
+let loaded: Promise<object | null> | null = null;
 
 /**
  * Resolves the API, or null when it is not installed (or cannot be loaded). Never rejects.
@@ -21,16 +25,16 @@ let loaded: Promise<OpenTelemetryApi | null> | null = null;
  * @example
  * ```ts
  * const api = await loadOpenTelemetry();
- * if (api !== null) api.trace.getTracer("conduit-mcp");
+ * const tracing = api === null ? null : createTracing(api, undefined, "1.0.0");
  * ```
  */
-export function loadOpenTelemetry(importer?: ApiImporter): Promise<OpenTelemetryApi | null> {
+export function loadOpenTelemetry(importer?: ApiImporter): Promise<object | null> {
   if (importer !== undefined) return attempt(importer);
   loaded ??= attempt(importApi);
   return loaded;
 }
 
-async function attempt(importer: ApiImporter): Promise<OpenTelemetryApi | null> {
+async function attempt(importer: ApiImporter): Promise<object | null> {
   try {
     const module = (await importer()) as Partial<OpenTelemetryApi> & {
       default?: Partial<OpenTelemetryApi>;

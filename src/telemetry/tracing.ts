@@ -35,8 +35,10 @@ import {
   type ResponseSink,
   type SinkListener,
 } from "../protocol/index.js";
-import type { OpenTelemetryApi } from "./load-otel.js";
 import type { TracerProviderLike } from "./tracer-provider.js";
+
+/** The API module (see load-otel.ts): its types stay inside this file's implementation. */
+type OpenTelemetryApi = typeof import("@opentelemetry/api");
 
 /** The longest `traceparent`/`tracestate` value read (W3C: 55 characters for version 00, 512 for a propagated tracestate). */
 const MAX_CARRIER_LENGTH = 512;
@@ -48,16 +50,8 @@ interface HandlerSpan {
   readonly context: Context;
 }
 
-/**
- * The tracing observer.
- *
- * @example
- * ```ts
- * const api = await loadOpenTelemetry();
- * if (api !== null) dispatcher.setObserver(new RequestTracing(api, api.trace.getTracer("conduit-mcp")));
- * ```
- */
-export class RequestTracing implements DispatchObserver {
+/** The tracing observer (made by {@link createTracing}). */
+class RequestTracing implements DispatchObserver {
   private readonly requests = new WeakMap<RequestInfo, TracedSink>();
   private readonly handlers = new WeakMap<HandlerInfo, HandlerSpan>();
 
@@ -457,10 +451,11 @@ function errorOf(
  * ```
  */
 export function createTracing(
-  api: OpenTelemetryApi,
+  api: object,
   provider: TracerProviderLike | undefined,
   version: string,
-): RequestTracing {
-  const source = provider ?? api.trace.getTracerProvider();
-  return new RequestTracing(api, source.getTracer("conduit-mcp", version) as Tracer);
+): DispatchObserver {
+  const otel = api as OpenTelemetryApi;
+  const source = provider ?? otel.trace.getTracerProvider();
+  return new RequestTracing(otel, source.getTracer("conduit-mcp", version) as Tracer);
 }
