@@ -1,15 +1,8 @@
 /**
- * Express (4 and 5): the request core as Express middleware, on Express's own node objects.
- * Express is not a dependency: the types below are the parts of its request the adapter reads
- * (an Express request is a node `IncomingMessage`, its response a `ServerResponse`).
- *
- * Routed or mounted. On a route (`app.all("/api/mcp", …)`, Express sets `req.route`) the
- * request is the MCP endpoint whatever its path. Under `app.use([prefix], …)` the path below the
- * prefix decides, as on the node:http listener: `path` (default `/mcp`), `/health`, `/metrics`;
- * anything else goes on to the next middleware.
- *
- * A body Express already read (`express.json()`, `express.text()`, `express.raw()`) is used as
- * it is and never waited for; otherwise the core reads the stream itself, bounded and timed.
+ * Express (4 and 5) middleware on Express's own node objects; Express is not a dependency. On a
+ * route (`req.route` set) the request is the MCP endpoint whatever its path; under
+ * `app.use([prefix], …)` the path below the prefix decides, as on the node:http listener, and
+ * anything else goes to `next()`. A body a parser already read is used as it is.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -32,21 +25,7 @@ export type ExpressMiddleware = (
   next: (error?: unknown) => void,
 ) => void;
 
-/**
- * The Express middleware of `server`.
- *
- * @example
- * ```ts
- * import express from "express";
- * import { createMcpServer, expressHandler } from "conduit-mcp";
- *
- * const server = createMcpServer({ tools });
- * const app = express();
- * app.use(express.json());
- * app.all("/api/mcp", expressHandler(server));
- * app.listen(3000);
- * ```
- */
+/** The Express middleware of `server`, e.g. `app.all("/api/mcp", expressHandler(server))`. */
 export function expressHandler(server: McpServer): ExpressMiddleware {
   const core = transportCore(server).request;
   return (req, res, next) => {

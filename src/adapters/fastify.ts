@@ -1,13 +1,8 @@
 /**
- * Fastify (v4, v5): the request core as a route handler that takes Fastify's parsed body and
- * answers through Fastify's reply (`reply.code`, `reply.headers`, `reply.send`, so its hooks
- * and logging see the answer; a stream is a web `ReadableStream` Fastify pipes with backpressure). Fastify is not a
- * dependency: the types below are the parts of its request and reply the adapter uses.
- *
- * A Fastify route is the MCP endpoint whatever its path (`fastify.all("/api/mcp", …)`); the
- * client address is the socket's (`trustProxy` of conduit-mcp applies, not Fastify's). The body
- * is parsed by Fastify before the handler runs: Fastify's `bodyLimit` bounds it, and the
- * refusals that conduit-mcp makes before reading a body (401, 403, 415, 429, …) come after it.
+ * Fastify (v4, v5) route handler answering through `reply`, so Fastify's hooks and logging see the
+ * answer; Fastify is not a dependency. The client address is the socket's (conduit-mcp's
+ * `trustProxy` applies, not Fastify's). Fastify parses the body first, so its `bodyLimit` bounds
+ * it and refusals made before a body is read (401, 403, 415, 429, …) come after that limit.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -42,20 +37,7 @@ export type FastifyHandler = (
   reply: FastifyReplyLike,
 ) => Promise<unknown>;
 
-/**
- * The Fastify route handler of `server`.
- *
- * @example
- * ```ts
- * import Fastify from "fastify";
- * import { createMcpServer, fastifyHandler } from "conduit-mcp";
- *
- * const server = createMcpServer({ tools });
- * const app = Fastify();
- * app.all("/api/mcp", fastifyHandler(server));
- * await app.listen({ port: 3000 });
- * ```
- */
+/** The Fastify route handler of `server`, e.g. `app.all("/api/mcp", fastifyHandler(server))`. */
 export function fastifyHandler(server: McpServer): FastifyHandler {
   const core = transportCore(server).request;
   return async (request, reply) => {
@@ -84,7 +66,6 @@ export function fastifyHandler(server: McpServer): FastifyHandler {
       failResponse(target);
       target.settle();
     }
-    // Status and headers set on the reply itself, so Fastify's hooks (onSend, logging) see them.
     const { status, headers, body } = await target.answer;
     reply.code(status);
     reply.headers(headers);

@@ -1,12 +1,6 @@
 /**
- * Hosting a server elsewhere than its own listener: framework adapters (Express, Fastify; Hono
- * takes `server.fetch` as it is) and the in-process `fetch` for tests. No framework is a
- * dependency: each adapter types only what it uses.
- *
- * @example
- * ```ts
- * app.all("/api/mcp", expressHandler(server));
- * ```
+ * Hosting a server outside its own listener: Express, Fastify (Hono takes `server.fetch` as it
+ * is) and an in-process `fetch` for tests. No framework is a dependency.
  */
 export { type ExpressMiddleware, type ExpressRequestLike, expressHandler } from "./express.js";
 export {
