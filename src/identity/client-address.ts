@@ -1,7 +1,3 @@
-/**
- * The client's address: the socket peer, or — only behind proxies the operator trusts — the
- * address those proxies report in `X-Forwarded-For`. By default the header is never read.
- */
 import ipaddr from "ipaddr.js";
 
 import { type IpAddress, parseIpAddress } from "./ip-address.js";
@@ -13,37 +9,24 @@ import { isTrustedAddress, type TrustProxy } from "./trust-proxy.js";
  */
 export const MAX_FORWARDED_ENTRIES = 32;
 
-/** Digits of a port after an IPv4 address or a bracketed IPv6 address. */
 const PORT = /^\d{1,5}$/;
 
 /**
- * Determines the client's address for one request.
+ * The client's address for one request, normalised (IPv4-mapped IPv6 unwrapped, IPv6 in
+ * RFC 5952 text, zone ids and ports dropped):
+ * - `none` (the default): the socket address; a forged `X-Forwarded-For` changes nothing;
+ * - `hops` N: in the chain `[...forwardedFor, socket]` the client is N positions left of the
+ *   socket peer, or the leftmost (Express's `trust proxy = N`);
+ * - `ranges`: walk right-to-left from the socket peer while addresses are trusted; the first
+ *   untrusted one is the client, or the leftmost if all are trusted.
  *
- * - `trust.kind === "none"` (the default): the socket address; the header is never read, so a
- *   forged `X-Forwarded-For` changes nothing.
- * - `hops` N: the chain is `[...forwardedFor, socket]` and the socket peer is hop 1; the client
- *   is the address N positions left of the socket peer, or the leftmost one when the chain is
- *   shorter (Express's `trust proxy = N`).
- * - `ranges`: starting at the socket peer, walk right-to-left while the current address is in
- *   a trusted range; the first untrusted address is the client, or the leftmost if all are
- *   trusted.
- *
- * Several header values (an array) are joined with commas (RFC 9110 §5.3). An entry may carry
- * a port (`192.0.2.1:8080`, `[2001:db8::1]:443`), which is dropped. Addresses are returned
- * normalised: IPv4-mapped IPv6 unwrapped, IPv6 in RFC 5952 text, zone ids dropped.
- *
- * Where the header cannot be believed the result falls back to the nearest address that can:
- * the socket peer (`hops`), or the last address the walk had verified (`ranges`: the socket peer
- * or a trusted proxy) — never attacker-chosen text, and never one address shared by every
- * client whose header is broken (they stay apart by the proxy they came through):
- * - the entry the walk lands on is malformed (not an IP address);
- * - the walk would need more than {@link MAX_FORWARDED_ENTRIES} entries.
- *
- * An unparseable or missing socket address is returned as it is.
+ * Several header values are joined with commas (RFC 9110 §5.3). A malformed entry, or a walk
+ * longer than {@link MAX_FORWARDED_ENTRIES}, falls back to the last verified address (socket
+ * peer or trusted proxy): never attacker-chosen text, and never one address shared by every
+ * client with a broken header. A missing or unparseable socket address is returned as it is.
  *
  * @example
  * ```ts
- * clientAddress("::ffff:127.0.0.1", "203.0.113.5", parseTrustProxy(1)); // "203.0.113.5"
  * clientAddress("127.0.0.1", "evil", parseTrustProxy(1)); // "127.0.0.1" (the socket peer)
  * ```
  */
@@ -82,10 +65,7 @@ export function clientAddress(
   return last;
 }
 
-/**
- * Splits the header into entries from the right, reading no more than
- * {@link MAX_FORWARDED_ENTRIES} of them. `entries[0]` is the rightmost.
- */
+/** Up to {@link MAX_FORWARDED_ENTRIES} header entries, rightmost first. */
 function rightmostEntries(forwardedFor: string | readonly string[]): {
   entries: string[];
   truncated: boolean;

@@ -1,10 +1,7 @@
 /**
- * The client bucket: the part of a client's address that identifies one client for quotas
- * and anonymous scopes.
- *
- * An IPv6 client usually owns a whole /64 (RFC 4291 §2.5.4; SLAAC and privacy addresses
- * rotate the low 64 bits at will), so bucketing by the full address would let one client
- * mint 2^64 scopes and bypass the per-scope quota. IPv4 addresses are kept whole.
+ * The client bucket: the part of an address that identifies one client for quotas and anonymous
+ * scopes. An IPv6 client usually owns a whole /64 (RFC 4291 §2.5.4) and rotates the low 64 bits
+ * at will, so bucketing by full address would let it mint 2^64 scopes past the per-scope quota.
  */
 import ipaddr from "ipaddr.js";
 
@@ -14,17 +11,8 @@ import { parseIpAddress } from "./ip-address.js";
 export const UNKNOWN_BUCKET = "unknown";
 
 /**
- * Buckets a client address:
- * - IPv4 → the address itself (`"192.0.2.7"`);
- * - IPv4-mapped IPv6 (`::ffff:192.0.2.1`) → the embedded IPv4 (`"192.0.2.1"`);
- * - other IPv6 → its /64 with the low 64 bits zeroed, in RFC 5952 text plus `/64`
- *   (`"2001:db8:1:2::/64"`, `::1` → `"::/64"`); a zone id (`fe80::1%eth0`) is ignored;
- * - anything else (null, undefined, malformed text) → `"unknown"`.
- *
- * @example
- * ```ts
- * clientBucket("2001:db8:7:8::1") === clientBucket("2001:db8:7:8:9:9:9:9"); // true
- * ```
+ * IPv4 (also IPv4-mapped IPv6) → the IPv4 address; other IPv6 → its /64 in RFC 5952 text plus
+ * `/64` (`"2001:db8:1:2::/64"`), zone id ignored; anything else → {@link UNKNOWN_BUCKET}.
  */
 export function clientBucket(address: string | null | undefined): string {
   const parsed = parseIpAddress(address);

@@ -1,32 +1,14 @@
-/**
- * Turns whatever an authenticator returns into a principal id: a string, or `null` for
- * "anonymous". The id becomes part of a scope (`principal:<id>`), so only values that name one
- * identity unambiguously produce an id.
- */
-
 /** Bound on prototype-chain walks, so a hostile Proxy cannot make us loop. */
 const MAX_PROTOTYPE_DEPTH = 32;
 
 /**
- * Derives a principal id:
- * - a string → itself;
- * - a safe integer → its decimal text (`42` → `"42"`), so `42` and `"42"` are one principal;
- * - a plain object (prototype `Object.prototype` or `null`) → the value of its first present
- *   own key among `id`, `sub`, which must itself be a string or a safe integer (`{ id: {} }`
- *   is `null`; `sub` is not consulted then);
- * - a class instance → `<ClassName>:<id>` using `id`, or `sub` when `id` is null, undefined
- *   or false (`new User(42)` → `"User:42"`), so two classes with the same id never collide;
- * - everything else → `null`: booleans, null, undefined, non-integer numbers, bigints beyond
- *   the safe range, symbols (their description does not identify them),
- *   functions, arrays, objects without an id, anonymous classes.
- *
+ * A principal id from whatever an authenticator returned, or `null` (anonymous). The id keys a
+ * `principal:` scope, so only values naming one identity unambiguously produce one:
+ * - a string → itself; a safe integer → its decimal text (`42` and `"42"` are one principal);
+ * - a plain object → its first present own key among `id`, `sub`, if a string or safe integer;
+ * - a class instance → `<ClassName>:<id>` (`id`, else `sub`), so two classes never collide;
+ * - anything else (booleans, symbols, arrays, anonymous classes, …) → `null`.
  * Never throws: a throwing getter or Proxy trap yields `null`.
- *
- * @example
- * ```ts
- * deriveId({ id: 7 }); // "7"
- * deriveId({ exp: 1 }); // null
- * ```
  */
 export function deriveId(value: unknown): string | null {
   try {
@@ -51,7 +33,6 @@ export function deriveId(value: unknown): string | null {
   }
 }
 
-/** A string as is, a safe integer as decimal text, anything else null. */
 function scalar(value: unknown): string | null {
   if (typeof value === "string") return value;
   if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);

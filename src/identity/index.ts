@@ -1,14 +1,4 @@
-/**
- * Identity: who is calling (principal), from where (client address behind trusted proxies,
- * client bucket), and therefore which cancellation scope a request belongs to.
- *
- * @example
- * ```ts
- * import { clientAddress, parseTrustProxy, scopeOf } from "./identity/index.js";
- * const trust = parseTrustProxy(1);
- * const scope = scopeOf({ address: clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], trust) });
- * ```
- */
+/** Identity: who is calling, from where, and so which cancellation scope a request is in. */
 export { clientAddress, MAX_FORWARDED_ENTRIES } from "./client-address.js";
 export { clientBucket, UNKNOWN_BUCKET } from "./client-bucket.js";
 export { deriveId } from "./derive-id.js";

@@ -1,25 +1,19 @@
 /**
- * Strict IP address parsing shared by the identity area (client address, trusted proxies,
- * client bucket). ipaddr.js alone is too lenient for addresses that come off the wire: it
- * accepts `1` or `0x7f.1` as IPv4 and `::ffff:0x7f.0.0.1` as IPv6, so a forged
- * `X-Forwarded-For` entry could otherwise be read as some other address. Only the textual
- * forms Node and proxies actually emit are accepted here.
+ * Strict IP parsing for addresses off the wire. ipaddr.js alone accepts `1` or `0x7f.1` as IPv4
+ * and `::ffff:0x7f.0.0.1` as IPv6, so a forged `X-Forwarded-For` entry could be read as another
+ * address; only the forms Node and proxies emit are accepted here.
  */
 import ipaddr from "ipaddr.js";
 
 /** A parsed address: IPv4, or IPv6 that is not IPv4-mapped (mapped ones are unwrapped). */
 export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
 
-/**
- * Longest text considered at all. The longest real IPv6 text with an embedded IPv4 and a
- * zone is well under 100 characters; anything longer is rejected before any regex runs.
- */
+/** Real IPv6 text with an IPv4 tail and a zone is well under 100 characters. */
 const MAX_ADDRESS_LENGTH = 128;
 
 /**
- * Four-part decimal IPv4 without leading zeros (`01.2.3.4` could be read as octal elsewhere).
- * Checked here before ipaddr.js sees the text: its own validators try every legacy notation
- * and throw internally on failure, which costs tens of microseconds per call.
+ * Four-part decimal without leading zeros (`01.2.3.4` reads as octal elsewhere), checked before
+ * ipaddr.js, whose validators try every legacy notation and throw internally (tens of µs).
  */
 const DOTTED_QUAD = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/;
 
@@ -27,16 +21,9 @@ const DOTTED_QUAD = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[
 const DOTTED_TAIL = /:([^:]*\.[^:]*)$/;
 
 /**
- * Parses an address strictly and normalises it for matching: IPv4 only in four-part decimal
- * form, IPv6 per RFC 4291 §2.2 (an embedded IPv4 tail must be four-part decimal too), a zone
- * id (`%eth0`, RFC 4007 §11) dropped, IPv4-mapped IPv6 (`::ffff:a.b.c.d`) unwrapped to IPv4,
- * since Node reports IPv4 peers on dual-stack sockets in that form.
- *
- * @returns the address, or `null` when the text is not an address.
- * @example
- * ```ts
- * parseIpAddress("2001:DB8::1")?.toRFC5952String(); // "2001:db8::1"
- * ```
+ * Parses strictly and normalises: IPv4 in four-part decimal only, IPv6 per RFC 4291 §2.2 (an
+ * IPv4 tail four-part decimal too), zone id (RFC 4007 §11) dropped, IPv4-mapped IPv6 unwrapped
+ * because Node reports IPv4 peers on dual-stack sockets that way. `null` when not an address.
  */
 export function parseIpAddress(text: unknown): IpAddress | null {
   if (typeof text !== "string" || text.length === 0 || text.length > MAX_ADDRESS_LENGTH) {

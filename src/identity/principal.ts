@@ -1,8 +1,3 @@
-/**
- * The authenticated caller of a request: who it is
- * (`id`, the key of its `principal:` scope), what it may do (`scopes`), and what the
- * authenticator knew (`claims`, `user`).
- */
 import { deriveId } from "./derive-id.js";
 
 /** An authenticated caller. `id` is always a string or `null` (anonymous). */
@@ -27,9 +22,8 @@ export interface PrincipalFields {
 }
 
 /**
- * Builds a frozen {@link Principal}: the id goes through {@link deriveId} (so `42` → `"42"`,
- * `true` → `null`), scopes are copied keeping only strings, `claims` and `user` are kept
- * when given.
+ * A frozen {@link Principal}: the id goes through {@link deriveId}, scopes keep only strings,
+ * `claims` and `user` are kept when given.
  *
  * @example
  * ```ts
@@ -55,16 +49,8 @@ export function createPrincipal(fields: PrincipalFields = {}): Principal {
 }
 
 /**
- * The id of a principal for scoping, **only if it is a non-empty string**: a principal object
- * built by hand with `id: 123` counts as anonymous. An empty string is treated as anonymous too,
- * so an authenticator that returns `""` cannot put every caller into one shared `principal:`
- * scope.
- *
- * @example
- * ```ts
- * principalId(createPrincipal({ id: "alice" })); // "alice"
- * principalId({ id: 123 }); // null
- * ```
+ * The id for scoping, only if a non-empty string: a hand-built `{ id: 123 }` is anonymous, and
+ * an authenticator returning `""` cannot put every caller into one shared `principal:` scope.
  */
 export function principalId(principal: unknown): string | null {
   if (typeof principal !== "object" || principal === null) return null;

@@ -18,20 +18,10 @@ export interface ScopeInput {
 export const GLOBAL_SCOPE = "global";
 
 /**
- * The scope of a request, first match wins:
- * 1. a non-empty `sessionId` → `session:<id>`;
- * 2. a principal whose id is a non-empty string → `principal:<id>` (a non-string id counts as
- *    anonymous, see {@link principalId});
- * 3. otherwise → `ip:<clientBucket(address)>` (`ip:unknown` without a usable address).
- *
- * The prefixes keep the namespaces apart: principal `"203.0.113.9"` and an anonymous client at
- * 203.0.113.9 share neither rows nor quota. A non-object input gives `"global"`.
- *
- * @example
- * ```ts
- * scopeOf({ principal: createPrincipal({ id: "203.0.113.9" }) }); // "principal:203.0.113.9"
- * scopeOf({ address: "203.0.113.9" }); // "ip:203.0.113.9"
- * ```
+ * The scope of a request, first match wins: `session:<sessionId>`, `principal:<id>` (see
+ * {@link principalId}), else `ip:<clientBucket(address)>` (`ip:unknown` without an address).
+ * The prefixes keep namespaces apart: principal `"203.0.113.9"` and an anonymous client at
+ * 203.0.113.9 share neither rows nor quota. A non-object input gives {@link GLOBAL_SCOPE}.
  */
 export function scopeOf(input: ScopeInput): string {
   if (typeof input !== "object" || input === null) return GLOBAL_SCOPE;

@@ -1,9 +1,6 @@
 /**
- * Which peers may tell us the client's address through `X-Forwarded-For`.
- *
- * By default only the socket peer counts; trusted proxies are opt-in. Trust is never
- * implicit: the header is forgeable by any client, so it is read only from peers the operator
- * named, either by counting hops (Express's `trust proxy = N`) or by address ranges.
+ * Which peers may report the client's address in `X-Forwarded-For`: any client can forge the
+ * header, so it is read only from peers the operator named, by hop count or address range.
  */
 import ipaddr from "ipaddr.js";
 
@@ -17,11 +14,8 @@ export interface TrustedRange {
 }
 
 /**
- * The parsed `trustProxy` option:
- * - `none`: `X-Forwarded-For` is ignored (the default);
- * - `hops`: the socket peer and the `hops - 1` proxies to its left are trusted, whatever
- *   their address;
- * - `ranges`: a peer is trusted when its address is in one of the ranges.
+ * Parsed `trustProxy`: `none` ignores `X-Forwarded-For`; `hops` trusts the socket peer and the
+ * `hops - 1` proxies left of it, whatever their address; `ranges` trusts peers by address.
  */
 export type TrustProxy =
   | { readonly kind: "none" }
@@ -50,22 +44,12 @@ const DIGITS = /^\d+$/;
 const PREFIX = /^\d{1,3}$/;
 
 /**
- * Parses the `trustProxy` option once, at construction, so a bad value fails at start-up.
- *
- * - `undefined`, `false`, `0` (or an empty list) → trust nothing;
- * - a non-negative integer `N` (or a string of digits) → `N` hops;
- * - a string of comma-separated entries, or an array of such strings → ranges; an entry is a
- *   CIDR range (`10.0.0.0/8`, `fd00::/8`), a bare address (`/32` or `/128`), or one of
- *   `loopback`, `linklocal`, `uniquelocal`;
- * - `true` is rejected: trusting every hop lets any client choose its own address, and with
- *   it its scope and quota.
+ * Parses `trustProxy` once, at construction, so a bad value fails at start-up: nothing
+ * (`undefined`, `false`, `0`, empty list), `N` hops (integer or digit string), or ranges (comma
+ * separated string or array: CIDR, bare address, `loopback`, `linklocal`, `uniquelocal`).
+ * `true` is refused: trusting every hop lets any client choose its address, scope and quota.
  *
  * @throws InvalidOptionError for any other value.
- * @example
- * ```ts
- * const trust = parseTrustProxy(["10.0.0.1", "192.168.0.0/16"]);
- * trust.kind; // "ranges"
- * ```
  */
 export function parseTrustProxy(option: TrustProxyOption): TrustProxy {
   if (option === undefined || option === false) return TRUST_NONE;
@@ -93,15 +77,7 @@ export function parseTrustProxy(option: TrustProxyOption): TrustProxy {
   throw new InvalidOptionError(OPTION, EXPECTED, option);
 }
 
-/**
- * Whether `address` is inside one of the trusted ranges (always false for `none` and `hops`,
- * where trust does not depend on the address).
- *
- * @example
- * ```ts
- * isTrustedAddress(parseTrustProxy("10.0.0.0/8"), parseIpAddress("10.1.2.3")!); // true
- * ```
- */
+/** Whether `address` is in a trusted range (always false for `none` and `hops`). */
 export function isTrustedAddress(trust: TrustProxy, address: IpAddress): boolean {
   if (trust.kind !== "ranges") return false;
   const kind = address.kind();
