@@ -31,15 +31,7 @@ export interface StoredRow {
 /** Scope → (request id → row), each inner Map in non-decreasing `cancelledAt` order. */
 export type ScopeTable = ReadonlyMap<string, ReadonlyMap<string, StoredRow>>;
 
-/**
- * The batch size at the cap: `max(1, floor(maxRows / 20))`.
- *
- * @example
- * ```ts
- * evictionBatchSize(10_000); // 500
- * evictionBatchSize(2);      // 1
- * ```
- */
+/** The batch size at the cap: `max(1, floor(maxRows / 20))`. */
 export function evictionBatchSize(maxRows: number): number {
   return Math.max(1, Math.floor(maxRows / 20));
 }
@@ -47,11 +39,6 @@ export function evictionBatchSize(maxRows: number): number {
 /**
  * Chooses the rows a full sort would put first: `min(batch, rows)` rows ordered by
  * `(-count(scope), cancelledAt, scope, id)`, strings by code point. Does not modify the table.
- *
- * @example
- * ```ts
- * for (const row of chooseEvictions(table, evictionBatchSize(maxRows))) remove(row);
- * ```
  */
 export function chooseEvictions(table: ScopeTable, batch: number): StoredRow[] {
   const chosen: StoredRow[] = [];

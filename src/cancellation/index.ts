@@ -1,11 +1,6 @@
 /**
- * The cancellation layer: registry, stores, janitor and request-id rules (docs/architecture.md, "Layers").
- *
- * @example
- * ```ts
- * import { CancellationRegistry, MemoryCancellationStore } from "conduit-mcp";
- * const registry = new CancellationRegistry({ store: new MemoryCancellationStore({ maxRows: 50_000 }) });
- * ```
+ * The cancellation layer: registry, stores, janitor and request-id rules (docs/architecture.md,
+ * "Layers").
  */
 export { compareCodePoints } from "./code-point-order.js";
 export {

@@ -1,10 +1,7 @@
 /**
- * The periodic cleanup: the backstop for rows the inline `clear`
- * missed (a cancel racing the request's completion) and for handles that died without `untrack`.
- *
- * The first sweep runs one interval after `start()` (no immediate
- * sweep) and the next is scheduled only once a sweep has finished, so a slow store never gets
- * overlapping sweeps. The timer is `unref()`ed: it never keeps the process alive.
+ * The periodic cleanup: the backstop for rows the inline `clear` missed (a cancel racing the
+ * request's completion) and handles that died without `untrack`. The next sweep is scheduled
+ * only once one has finished, so a slow store never gets overlapping sweeps; the timer is unref'd.
  */
 import { channels } from "../diagnostics.js";
 import { OPTION, readOption } from "../option-schema.js";
@@ -26,19 +23,8 @@ export interface CancellationJanitorOptions {
 export const DEFAULT_JANITOR_INTERVAL_MS = 60_000;
 
 /**
- * Runs `sweep` every `intervalMs` on an unref'd timer and publishes
+ * Runs `sweep` every `intervalMs`, the first one interval after `start()`, and publishes
  * `conduit-mcp:cancellation:janitor` `{ removed }` after each successful sweep.
- *
- * @example
- * ```ts
- * const janitor = new CancellationJanitor({
- *   intervalMs: 60_000,
- *   sweep: async () => (await registry.cleanup(300_000)).removed,
- * });
- * janitor.start();
- * // … on shutdown:
- * janitor.stop();
- * ```
  */
 export class CancellationJanitor {
   /** The configured interval in ms. */

@@ -232,11 +232,6 @@ export class MemoryCancellationStore implements CancellationStore {
   /**
    * A snapshot of every row in the order they were written, oldest first (diagnostics and tests;
    * O(rows log rows)).
-   *
-   * @example
-   * ```ts
-   * for (const row of store.rows()) console.log(row.scope, row.requestId, row.cancelledAt);
-   * ```
    */
   rows(): CancellationRow[] {
     const all: StoredRow[] = [];

@@ -1,10 +1,7 @@
 /**
- * The cancellation registry: cancellation rows and in-flight requests over a {@link CancellationStore},
- * plus what Node adds — a local `AbortController` per tracked request, aborted at once when a
- * matching cancel is recorded (README, "The cancellation registry"), instead of tools polling.
- *
- * Limits (quota, cap, eviction) belong to the store; the registry validates ids, sanitises
- * reasons, publishes diagnostics, wires local handles and runs the janitor.
+ * The cancellation registry over a {@link CancellationStore}: a local `AbortController` per
+ * tracked request, aborted at once when a matching cancel is recorded, instead of tools polling
+ * (README, "The cancellation registry"). Limits (quota, cap, eviction) belong to the store.
  */
 import { randomBytes } from "node:crypto";
 
@@ -51,10 +48,7 @@ export interface CancellationRegistryOptions {
 
 /** Options of {@link CancellationRegistry.track}. */
 export interface TrackOptions {
-  /**
-   * The life of the request's exchange: once it aborts, the handle counts as dead and the next
-   * cleanup removes its entries (its process is no longer alive).
-   */
+  /** The request's exchange: once it aborts, the handle is dead and cleanup removes it. */
   readonly lifetime?: HandleLifetime;
   /**
    * False for a request that `notifications/cancelled` must never reach (a 2026-07-28 request:
@@ -154,11 +148,10 @@ const KEY_WIDE_SOURCES: ReadonlySet<CancellationSource> = new Set(["notification
 
 /**
  * Records cancellations per `(scope, request id)` and aborts the matching in-flight requests.
- *
- * Rules: ids are safe integers or strings of at most 256 UTF-8 bytes, `5` and `"5"` being one
- * key; a `null` id is a no-op; the per-scope quota is the only rejection; reasons go through
- * `reflectText(reason, 200)`. A stale row never cancels: `track` never consults existing rows —
- * a request is cancelled only by a cancel that arrives while it is in flight.
+ * Ids are safe integers or strings of at most 256 UTF-8 bytes (`5` and `"5"` are one key); a
+ * `null` id is a no-op; the per-scope quota is the only rejection; reasons go through
+ * `reflectText(reason, 200)`. A stale row never cancels: only a cancel that arrives while a
+ * request is in flight aborts it.
  *
  * @example
  * ```ts
@@ -167,8 +160,6 @@ const KEY_WIDE_SOURCES: ReadonlySet<CancellationSource> = new Set(["notification
  * handle.signal.addEventListener("abort", () => console.log("stop"), { once: true });
  * await registry.cancel(7, "user pressed stop", "principal:alice"); // logs "stop"
  * await registry.untrack(handle);
- * await registry.clear(7, "principal:alice");
- * await registry.close();
  * ```
  */
 export class CancellationRegistry {
@@ -252,9 +243,7 @@ export class CancellationRegistry {
     }
   }
 
-  /**
-   * Local handles tracked and not yet untracked or swept (a gauge of requests in flight here).
-   */
+  /** Local handles tracked and not yet untracked or swept (requests in flight here). */
   get inFlightCount(): number {
     return this.registered;
   }
@@ -265,18 +254,10 @@ export class CancellationRegistry {
   }
 
   /**
-   * Records a cancellation and aborts the matching local handles at once.
-   *
-   * Resolves `{ ok: true }` (also for a `null`/`undefined` id, which records nothing),
-   * `invalid_request_id`, or `cancellation_limit_reached` when the scope is at its quota. On a
-   * recorded cancel it publishes `conduit-mcp:request:cancelled` and, before resolving, aborts
-   * every local handle of that key with `new RequestCancelledError(source, reason)`.
-   *
-   * @example
-   * ```ts
-   * const result = await registry.cancel("req-1", "user pressed stop", "session:abc", "notification");
-   * if (!result.ok) console.log(result.error);
-   * ```
+   * Records a cancellation, publishes `conduit-mcp:request:cancelled` and, before resolving,
+   * aborts every local handle of the key with `new RequestCancelledError(source, reason)`.
+   * Resolves `{ ok: true }` (also for a null id, which records nothing), `invalid_request_id`,
+   * or `cancellation_limit_reached` when the scope is at its quota.
    */
   async cancel(
     id: unknown,
@@ -296,22 +277,12 @@ export class CancellationRegistry {
   }
 
   /**
-   * Cancels one request handle for a cause that concerns that request alone (its client
-   * disconnected, its session ended, the server shuts down): the handle aborts at once, and a row
-   * is recorded under the handle's own scope so that `isCancelled(id, scope)` tells the truth
-   * afterwards. Unlike {@link cancel}, namesakes (other requests with the same id in the same
-   * scope, e.g. two anonymous clients behind one address) are left running, here and on other
-   * nodes: one client hanging up must never stop another client's call.
-   *
-   * Resolves `{ ok: true }` when a row was written; otherwise (null id, quota reached) the handle
-   * is still aborted and the result says why no row exists.
-   *
-   * @example
-   * ```ts
-   * res.on("close", () => {
-   *   if (!res.writableFinished) void registry.cancelHandle(handle, "client disconnected", "disconnect");
-   * });
-   * ```
+   * Cancels one handle for a cause that concerns it alone (disconnect, session end, shutdown): it
+   * aborts at once and a row is recorded under its scope, so `isCancelled(id, scope)` is true
+   * afterwards. Unlike {@link cancel}, namesakes (same id and scope, e.g. two anonymous clients
+   * behind one address) keep running here and on other nodes: one client hanging up must never
+   * stop another's call. Resolves `{ ok: true }` when a row was written; otherwise (null id,
+   * quota reached) the handle is still aborted.
    */
   async cancelHandle(
     handle: RequestHandle,
@@ -326,15 +297,9 @@ export class CancellationRegistry {
   }
 
   /**
-   * Aborts every in-flight handle of `scope`, on this node and (through the store) on every other
-   * node sharing the store, e.g. when a session ends. Records no row: ids it does not know stay
-   * unknown, and nothing counts against the scope's quota. Never rejects (a store outage leaves
-   * the other nodes' handles to their own ends).
-   *
-   * @example
-   * ```ts
-   * await registry.cancelScope("session:3q2+7w", "session terminated", "disconnect");
-   * ```
+   * Aborts every in-flight handle of `scope` here and, through the store, on other nodes (e.g. a
+   * session ended). Records no row, so nothing counts against the quota. Never rejects: a store
+   * outage leaves the other nodes' handles to their own ends.
    */
   async cancelScope(
     scope: string,
@@ -368,43 +333,21 @@ export class CancellationRegistry {
     return OK;
   }
 
-  /**
-   * Whether a cancellation row exists for the key (false for null or invalid ids).
-   *
-   * @example
-   * ```ts
-   * if (await registry.isCancelled(42, "principal:alice")) return;
-   * ```
-   */
+  /** Whether a cancellation row exists for the key (false for null or invalid ids). */
   isCancelled(id: unknown, scope = "global"): Promise<boolean> {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_FALSE;
     return this.store.has(scope, requestId);
   }
 
-  /**
-   * The recorded reason, or null (no row, no reason, or a null/invalid id).
-   *
-   * @example
-   * ```ts
-   * await registry.reason("req-1", "s"); // "user pressed stop"
-   * ```
-   */
+  /** The recorded reason, or null (no row, no reason, or a null/invalid id). */
   async reason(id: unknown, scope = "global"): Promise<string | null> {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_NULL;
     return (await this.store.reason(scope, requestId)) ?? null;
   }
 
-  /**
-   * Removes the key's row if there is one (the store reads before it writes). Resolves whether a
-   * row was removed; a null or invalid id is a no-op.
-   *
-   * @example
-   * ```ts
-   * try { await runTool(); } finally { await registry.untrack(handle); await registry.clear(id, scope); }
-   * ```
-   */
+  /** Removes the key's row; resolves whether one was removed (null or invalid id: no-op). */
   clear(id: unknown, scope = "global"): Promise<boolean> {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_FALSE;
@@ -442,18 +385,10 @@ export class CancellationRegistry {
   }
 
   /**
-   * Stops tracking that handle only (namesakes stay in flight) and marks it dead. Idempotent.
-   * The signal keeps its state: an aborted handle stays aborted.
-   *
-   * Resolves once the handle is released here, without waiting for the store: the answer of a
-   * request never waits for a round trip to a shared store. The store entry is removed in the
-   * background, in order with this process's later store calls; if that fails, the dead-handle
-   * sweep (or, with Redis, the node's lease) removes it.
-   *
-   * @example
-   * ```ts
-   * await registry.untrack(handle);
-   * ```
+   * Stops tracking that handle only (namesakes stay in flight) and marks it dead; idempotent. It
+   * does not wait for the store, so an answer never waits on a shared-store round trip: the entry
+   * is removed in the background, in order with later store calls, and the dead-handle sweep (or
+   * the Redis node lease) removes it if that fails. An aborted handle stays aborted.
    */
   untrack(handle: RequestHandle): Promise<void> {
     if (!(handle instanceof LocalRequestHandle) || handle.released) return RESOLVED_VOID;
@@ -463,14 +398,7 @@ export class CancellationRegistry {
     return RESOLVED_VOID;
   }
 
-  /**
-   * Whether any handle (in this process or, with a shared store, another) is in flight for the key.
-   *
-   * @example
-   * ```ts
-   * if (await registry.isInFlight(params.requestId, scope)) await registry.cancel(params.requestId, params.reason, scope, "notification");
-   * ```
-   */
+  /** Whether any handle, here or (shared store) on another node, is in flight for the key. */
   isInFlight(id: unknown, scope: string): Promise<boolean> {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_FALSE;
@@ -485,11 +413,6 @@ export class CancellationRegistry {
    * One cleanup pass: drops local handles that are dead but still registered (their `lifetime`
    * ended) with their store entries, then rows older than `ttlMs` (strictly). Publishes
    * `conduit-mcp:cancellation:cleanup` `{ removed, inFlightRemoved }` and returns both counts.
-   *
-   * @example
-   * ```ts
-   * const { removed, inFlightRemoved } = await registry.cleanup(30_000);
-   * ```
    */
   async cleanup(ttlMs: number = this.ttlMs): Promise<CleanupResult> {
     if (typeof ttlMs !== "number" || Number.isNaN(ttlMs) || ttlMs < 0) {
@@ -527,14 +450,7 @@ export class CancellationRegistry {
     return result;
   }
 
-  /**
-   * Number of cancellation rows in the store.
-   *
-   * @example
-   * ```ts
-   * console.log(await registry.size());
-   * ```
-   */
+  /** Number of cancellation rows in the store. */
   size(): Promise<number> {
     return this.store.size();
   }
@@ -542,11 +458,6 @@ export class CancellationRegistry {
   /**
    * Aborts every local handle (tracked or not) with `reason`, e.g. on shutdown. Writes nothing
    * and untracks nothing: each request still runs its own `finally`.
-   *
-   * @example
-   * ```ts
-   * registry.abortAll(new RequestCancelledError("shutdown"));
-   * ```
    */
   abortAll(reason: RequestCancelledError): void {
     const all: LocalRequestHandle[] = [...this.untracked];
@@ -560,26 +471,14 @@ export class CancellationRegistry {
     for (const handle of all) handle.abort(reason);
   }
 
-  /**
-   * Stops the janitor (idempotent).
-   *
-   * @example
-   * ```ts
-   * registry.stopJanitor();
-   * ```
-   */
+  /** Stops the janitor (idempotent). */
   stopJanitor(): void {
     this.janitor?.stop();
   }
 
   /**
-   * Stops the janitor, stops listening to the store and closes the store if the registry created
-   * it (a store passed in belongs to the caller). Idempotent.
-   *
-   * @example
-   * ```ts
-   * await registry.close();
-   * ```
+   * Stops the janitor and store listener, and closes the store if the registry created it (a
+   * store passed in belongs to the caller). Idempotent.
    */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -1,10 +1,6 @@
 /**
- * Request-id validation and normalisation.
- *
- * Rows are keyed on the id's text, so the integer `5` and the string `"5"` are one key, for
- * cancellations and in-flight entries alike. JSON cannot tell `1.0` from `1`, so any safe integer
- * is accepted; other numbers (fractions, NaN, beyond 2^53 - 1) are rejected, as are strings over
- * 256 UTF-8 bytes (bytes, not characters: `"é".repeat(129)` is 258 bytes).
+ * Request ids are keyed on their text, so `5` and `"5"` are one key for cancellations and
+ * in-flight entries alike. JSON cannot tell `1.0` from `1`, so any safe integer is accepted.
  */
 
 /** The longest string id, in UTF-8 bytes. */
@@ -17,21 +13,11 @@ export const MAX_REQUEST_ID_BYTES = 256;
 const ALWAYS_SHORT_ENOUGH = Math.floor(MAX_REQUEST_ID_BYTES / 3);
 
 /**
- * Normalises a JSON-RPC request id to its key string.
- *
+ * Normalises a JSON-RPC request id to its key string:
  * - a safe integer → its decimal text (`5` → `"5"`, `-0` → `"0"`);
- * - a string of at most 256 UTF-8 bytes → itself (the empty string included);
+ * - a string of at most 256 UTF-8 bytes (not characters) → itself, the empty string included;
  * - `null` / `undefined` → `null` (nothing to record, not an error);
  * - anything else → `undefined` (the caller answers `invalid_request_id`).
- *
- * @example
- * ```ts
- * normalizeRequestId(5);              // "5"
- * normalizeRequestId("5");            // "5"
- * normalizeRequestId(null);           // null
- * normalizeRequestId(1.5);            // undefined
- * normalizeRequestId("a".repeat(257)); // undefined
- * ```
  */
 export function normalizeRequestId(id: unknown): string | null | undefined {
   if (typeof id === "string") {

@@ -1,8 +1,6 @@
 /**
- * The contracts of the cancellation layer: what a store must do, what a request handle is, and
- * what the registry answers. The registry (limits, telemetry, local abort wiring) sits over a
- * {@link CancellationStore}; the memory store is the default, the Redis store (subpath
- * `conduit-mcp/redis`) shares rows across processes and nodes.
+ * Contracts of the cancellation layer. The registry sits over a {@link CancellationStore}: the
+ * memory store by default, or the Redis store (`conduit-mcp/redis`) shared across nodes.
  */
 import type { CancellationSource, RequestCancelledError } from "../errors.js";
 
