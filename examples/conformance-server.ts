@@ -4,7 +4,7 @@
  * project targets: server-initialize, ping, tools-list, tools-call-* (all but the 2025-11-25
  * sampling and elicitation ones, which need server-to-client requests), the 2026-07-28
  * input-required-result-* scenarios (asking the client through input_required results),
- * json-schema-2020-12, dns-rebinding-protection, resources-* (but subscriptions), prompts-*,
+ * json-schema-2020-12, dns-rebinding-protection, resources-* (subscriptions too), prompts-*,
  * completion-complete, caching, sep-2164-resource-not-found and the HTTP header scenarios. Tool names and results follow the scenario descriptions
  * (each scenario's description in the suite). `npm run conformance` starts it on a free port.
  *
@@ -442,6 +442,8 @@ const server = createMcpServer({
   resources,
   resourceTemplates,
   prompts,
+  // 2025-era sessions: resources/subscribe needs one (updates go to its GET stream).
+  sessions: true,
 });
 const { url } = await server.listen({ host: values.host, port });
 console.log(`conformance server listening on ${url}`);

@@ -46,6 +46,7 @@ import { methodLabel, type ServerMetrics } from "./metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
 import type { OriginPolicy } from "./origin-policy.js";
 import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge } from "./read-body.js";
+import type { SessionStreams } from "./session-streams.js";
 import type { RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeEmpty, writeJson, writeText } from "./write-response.js";
 
@@ -69,6 +70,10 @@ export interface EndpointConfig {
   readonly metrics: ServerMetrics | null;
   /** `GET /metrics` needs the same credentials as the endpoint (when auth is on). */
   readonly metricsAuth?: boolean;
+  /**
+   * The sessions' standalone GET streams, when served (sessions on): else GET is answered 405.
+   */
+  readonly streams?: SessionStreams | null;
   /** True once close() began: new requests get 503. */
   readonly closing: () => boolean;
 }
@@ -188,7 +193,9 @@ const NO_SESSION: SessionContext = Object.freeze({ sessionId: null, logLevel: nu
 export function createRequestCore(config: EndpointConfig): RequestCore {
   const { path, dispatcher, sessions, authenticate, metrics, originPolicy, limits } = config;
   const recorder = metrics === null ? null : metrics.recordRequest;
-  const allowHeader = sessions === null ? "POST" : "POST, DELETE";
+  const streams = sessions === null ? null : (config.streams ?? null);
+  const allowHeader =
+    sessions === null ? "POST" : streams === null ? "POST, DELETE" : "GET, POST, DELETE";
   const notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL);
   /** The anonymous scope of a connection, when it depends only on the connection. */
   const connectionScopes = new WeakMap<object, string>();
@@ -605,10 +612,44 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       return reply(target, 404, SESSION_NOT_FOUND, null);
     }
     await sessions.store.delete(presented);
-    // Ending the session cancels its in-flight requests.
+    // Ending the session cancels its in-flight requests, its subscriptions and its stream.
     dispatcher.cancelSession(presented);
+    streams?.close(presented);
     recorder?.("none", 204);
     writeEmpty(target, 204);
+  }
+
+  /**
+   * `GET`: opens the caller's standalone SSE stream (2025-11-25 basic/transports "Listening for
+   * Messages from the Server"). Only for a session of the caller's own principal (404 as for a
+   * POST otherwise): no client can attach to another's stream.
+   */
+  async function listen(input: RequestInput, target: ResponseTarget): Promise<void> {
+    if (sessions === null || streams === null) {
+      refuseUnread(input, target, 405, METHOD_NOT_ALLOWED, { allow: allowHeader });
+      return;
+    }
+    if (config.closing()) {
+      target.closeAfterAnswer();
+      refuseUnread(input, target, 503, SHUTTING_DOWN);
+      return;
+    }
+    const principal = await authenticated(input, target);
+    if (principal === ANSWERED) return;
+    input.body.skip();
+    if ((acceptedMediaTypes(single(input.headers.accept)) & ACCEPTS_SSE) === 0) {
+      return reply(target, 406, NOT_ACCEPTABLE, null);
+    }
+    const presented = single(input.headers["mcp-session-id"]);
+    if (presented === undefined) return reply(target, 400, SESSION_REQUIRED, null);
+    const session = isWellFormedSessionId(presented)
+      ? await sessions.store.get(presented)
+      : undefined;
+    if (session === undefined || session.principalId !== principalId(principal)) {
+      return reply(target, 404, SESSION_NOT_FOUND, null);
+    }
+    recorder?.("none", 200);
+    streams.open(presented, target, input.closed);
   }
 
   async function handle(input: RequestInput, target: ResponseTarget): Promise<void> {
@@ -624,8 +665,9 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
           return post(input, target);
         case "DELETE":
           return remove(input, target);
+        case "GET":
+          return listen(input, target);
         default:
-          // No standalone GET stream: 405, as the transport allows.
           refuseUnread(input, target, 405, METHOD_NOT_ALLOWED, { allow: allowHeader });
           return;
       }

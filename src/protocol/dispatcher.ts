@@ -55,7 +55,9 @@ import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
 import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
 import type { RequestInfo, RequestMeta } from "./request-info.js";
 import { argumentsDigest } from "./request-state.js";
+import { ResourceCollection } from "./resource-collection.js";
 import { isResourceUri, toContents } from "./resource-contents.js";
+import type { ResourceSubscriptions } from "./resource-subscriptions.js";
 import type { ResponseSink } from "./response-sink.js";
 import {
   ALL_PROTOCOL_VERSIONS,
@@ -147,6 +149,11 @@ export interface DispatcherOptions extends ServerIdentity {
    * §3.1). Default: `Bearer error="insufficient_scope", scope="…"`.
    */
   readonly insufficientScopeChallenge?: ((scopes: readonly string[]) => string) | undefined;
+  /**
+   * The resource subscription table, when subscriptions are served (2025-era sessions): then
+   * `resources.subscribe` is advertised and `resources/subscribe`/`unsubscribe` are answered.
+   */
+  readonly subscriptions?: ResourceSubscriptions | null | undefined;
 }
 
 /** What a validated 2026-07-28 envelope tells the dispatcher (see modern-envelope.ts). */
@@ -205,7 +212,7 @@ export class Dispatcher implements HandlerCallHost {
   /** The served tools, changeable while serving. */
   readonly tools: PrimitiveCollection<Tool>;
   /** The served direct resources (keyed by URI). */
-  readonly resources: PrimitiveCollection<Resource>;
+  readonly resources: ResourceCollection;
   /** The served resource templates (keyed by URI template). */
   readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
   /** The served prompts. */
@@ -229,6 +236,7 @@ export class Dispatcher implements HandlerCallHost {
   private readonly discoverJson: string;
   private readonly active = new Set<HandlerCall>();
   private readonly bySession = new Map<string, Set<HandlerCall>>();
+  private readonly subscriptions: ResourceSubscriptions | null;
 
   constructor(options: DispatcherOptions) {
     this.registry = options.registry;
@@ -251,7 +259,7 @@ export class Dispatcher implements HandlerCallHost {
       what: "a defineTool() result",
       items: options.tools,
     });
-    this.resources = new PrimitiveCollection<Resource>({
+    this.resources = new ResourceCollection({
       list: "resources",
       keyOf: (resource) => resource.uri,
       isItem: isResource,
@@ -273,6 +281,8 @@ export class Dispatcher implements HandlerCallHost {
       items: options.prompts,
     });
 
+    this.subscriptions = options.subscriptions ?? null;
+    this.resources.serveSubscriptions(this.subscriptions);
     const serverInfo = serverInfoOf(options);
     const instructions =
       options.instructions === undefined
@@ -280,7 +290,10 @@ export class Dispatcher implements HandlerCallHost {
         : `,"instructions":${JSON.stringify(options.instructions)}`;
     this.initializeTail = `"capabilities":${JSON.stringify({
       tools: { listChanged: false },
-      resources: { listChanged: false },
+      resources:
+        this.subscriptions === null
+          ? { listChanged: false }
+          : { subscribe: true, listChanged: false },
       prompts: { listChanged: false },
       completions: {},
       logging: {},
@@ -428,6 +441,7 @@ export class Dispatcher implements HandlerCallHost {
    * ```
    */
   cancelSession(sessionId: string): number {
+    this.subscriptions?.dropSession(sessionId);
     void this.registry.cancelScope(`session:${sessionId}`, "session terminated", "disconnect");
     const calls = this.bySession.get(sessionId);
     if (calls === undefined) return 0;
@@ -635,6 +649,57 @@ export class Dispatcher implements HandlerCallHost {
     });
     this.defineMethod("prompts/get", { eras: "both", run: (r) => this.getPrompt(r) });
     this.defineMethod("completion/complete", { eras: "both", run: (r) => this.complete(r) });
+    if (this.subscriptions !== null) {
+      // 2025-era only: the 2026-07-28 revision removed these RPCs (subscriptions/listen).
+      const table = this.subscriptions;
+      this.defineMethod("resources/subscribe", {
+        eras: "2025",
+        run: (r) => this.subscription(r, table, true),
+      });
+      this.defineMethod("resources/unsubscribe", {
+        eras: "2025",
+        run: (r) => this.subscription(r, table, false),
+      });
+    }
+  }
+
+  /**
+   * `resources/subscribe` / `resources/unsubscribe` (2025-11-25 server/resources
+   * "Subscriptions"): a session's own table entry; any URI may be named (a resource may be
+   * served later, or be a template's match). Needs a session: updates go to its GET stream.
+   */
+  private subscription(
+    request: MethodRequest,
+    table: ResourceSubscriptions,
+    subscribe: boolean,
+  ): Promise<void> {
+    const uri = request.params?.uri;
+    if (typeof uri !== "string" || uri.length === 0 || uri.length > this.maxUriLength) {
+      return this.answerError(request, ErrorCode.InvalidParams, "uri must be a non-empty string");
+    }
+    const { sessionId } = request.meta;
+    if (sessionId === null) {
+      return this.answerError(
+        request,
+        ErrorCode.InvalidRequest,
+        "Subscriptions need a session: send initialize first and present its Mcp-Session-Id.",
+      );
+    }
+    if (!subscribe) {
+      table.unsubscribe(sessionId, uri);
+      return this.answer(request, successResponseJson(request.id, EMPTY_RESULT));
+    }
+    const outcome = table.subscribe(sessionId, uri);
+    if (outcome !== "subscribed") {
+      return this.answerError(
+        request,
+        ErrorCode.ServerError,
+        outcome === "session-full"
+          ? "Too many subscriptions for this session; unsubscribe from one first."
+          : "Too many subscriptions on this server; retry later.",
+      );
+    }
+    return this.answer(request, successResponseJson(request.id, EMPTY_RESULT));
   }
 
   /**

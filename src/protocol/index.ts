@@ -144,12 +144,20 @@ export {
   type ListPage,
   PrimitiveCollection,
 } from "./primitive-collection.js";
+export { ResourceCollection } from "./resource-collection.js";
 export type {
   BlobResourceContents,
   ResourceContents,
   ResourceReadValue,
   TextResourceContents,
 } from "./resource-contents.js";
+export {
+  DEFAULT_MAX_SUBSCRIPTIONS,
+  DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+  ResourceSubscriptions,
+  type SessionDelivery,
+  type SubscribeOutcome,
+} from "./resource-subscriptions.js";
 export type { ResponseSink, SinkListener } from "./response-sink.js";
 export {
   ACQUIRED,

@@ -19,6 +19,7 @@ import {
   type NodeRequestListener,
   OriginPolicy,
   ServerMetrics,
+  SessionStreams,
 } from "../http/index.js";
 import { parseTrustProxy } from "../identity/index.js";
 import type { ResourceServer } from "../identity/oauth/index.js";
@@ -29,7 +30,8 @@ import {
   Dispatcher,
   type PrimitiveCollection,
   type Prompt,
-  type Resource,
+  type ResourceCollection,
+  ResourceSubscriptions,
   type ResourceTemplate,
   ScopeLimiter,
   type SessionHooks,
@@ -104,8 +106,11 @@ export interface McpServer {
    * hear about it. Lists are ordered by name; a disabled or hidden tool answers as unknown.
    */
   readonly tools: PrimitiveCollection<Tool>;
-  /** The served direct resources, by URI (same operations as `tools`). */
-  readonly resources: PrimitiveCollection<Resource>;
+  /**
+   * The served direct resources, by URI (same operations as `tools`), and `updated(uri)` to tell
+   * the sessions subscribed to a URI that it changed (README "Resource subscriptions").
+   */
+  readonly resources: ResourceCollection;
   /** The served resource templates, by URI template. */
   readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
   /** The served prompts, by name. */
@@ -163,7 +168,7 @@ class ConduitMcpServer implements McpServer {
   readonly fetch: FetchHandler;
   readonly registry: CancellationRegistry;
   readonly tools: PrimitiveCollection<Tool>;
-  readonly resources: PrimitiveCollection<Resource>;
+  readonly resources: ResourceCollection;
   readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
   readonly prompts: PrimitiveCollection<Prompt>;
   private readonly ownsRegistry: boolean;
@@ -173,6 +178,8 @@ class ConduitMcpServer implements McpServer {
   private readonly sessionStore: SessionStore | null;
   private readonly ownsSessionStore: boolean;
   private readonly janitor: SessionJanitor | null;
+  /** The sessions' standalone GET streams (sessions on), else null. */
+  private readonly streams: SessionStreams | null;
   private readonly closeGraceMs: number;
   private readonly headersTimeoutMs: number;
   private readonly requestTimeoutMs: number;
@@ -220,7 +227,18 @@ class ConduitMcpServer implements McpServer {
     this.metrics?.subscribe();
 
     let hooks: SessionHooks | null = null;
+    let subscriptions: ResourceSubscriptions | null = null;
     if (options.sessions !== null) {
+      this.streams = new SessionStreams({
+        keepAliveMs: options.keepAliveMs,
+        maxBufferedBytes: options.maxStreamBufferBytes,
+      });
+      subscriptions = new ResourceSubscriptions({
+        maxPerSession: options.sessions.maxSubscriptionsPerSession,
+        maxTotal: options.sessions.maxSubscriptions,
+      });
+      const streams = this.streams;
+      subscriptions.setDelivery((sessionId, json) => void streams.send(sessionId, json));
       const store =
         options.sessions.store ??
         new MemorySessionStore({
@@ -254,6 +272,7 @@ class ConduitMcpServer implements McpServer {
       this.sessionStore = null;
       this.ownsSessionStore = false;
       this.janitor = null;
+      this.streams = null;
     }
 
     // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
@@ -273,6 +292,7 @@ class ConduitMcpServer implements McpServer {
       cancelOnDisconnect: options.cancelOnDisconnect,
       observer: combineObservers([this.metrics, reporter]),
       sessions: hooks,
+      subscriptions,
       workerPool: () => {
         if (this.pool === null) {
           this.pool = new WorkerPool(poolOptions);
@@ -320,6 +340,7 @@ class ConduitMcpServer implements McpServer {
       maxStreamBufferBytes: options.maxStreamBufferBytes,
       metrics: this.metrics,
       metricsAuth: options.metricsAuth,
+      streams: this.streams,
       closing: () => this.closing,
     });
     this.resourceServer = authenticate?.resourceServer ?? null;
@@ -434,6 +455,8 @@ class ConduitMcpServer implements McpServer {
         ? Promise.resolve()
         : new Promise<void>((resolve) => server.close(() => resolve()));
     server?.closeIdleConnections();
+    // Standalone streams carry no call to wait for: they end now.
+    this.streams?.closeAll();
     // Grace: running calls may finish on their own.
     const deadline = Date.now() + this.closeGraceMs;
     while (this.dispatcher.activeCalls > 0 && Date.now() < deadline) {

@@ -11,7 +11,15 @@ import type { AuthOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
 import { OPTION, readOption } from "../option-schema.js";
-import type { Icon, Prompt, Resource, ResourceTemplate, Tool } from "../protocol/index.js";
+import {
+  DEFAULT_MAX_SUBSCRIPTIONS,
+  DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+  type Icon,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
+} from "../protocol/index.js";
 import type { InputRequiredOptions } from "../protocol/input-required.js";
 import type { SessionStore } from "../sessions/index.js";
 // The files themselves, not telemetry/index.js: these declarations must not reach the optional
@@ -35,6 +43,13 @@ export interface SessionOptions {
   readonly ttlMs?: number;
   /** A custom store (e.g. shared); default a {@link MemorySessionStore} of `maxSessions`. */
   readonly store?: SessionStore;
+  /**
+   * Most resource URIs one session may subscribe to (`resources/subscribe`); beyond, the
+   * request gets JSON-RPC -32000. Default 64.
+   */
+  readonly maxSubscriptionsPerSession?: number;
+  /** Most resource subscriptions held in all on this process. Default 100 000. */
+  readonly maxSubscriptions?: number;
 }
 
 /**
@@ -211,6 +226,8 @@ export interface ResolvedOptions {
     readonly maxSessionsPerScope: number;
     readonly ttlMs: number;
     readonly store: SessionStore | undefined;
+    readonly maxSubscriptionsPerSession: number;
+    readonly maxSubscriptions: number;
   } | null;
   readonly requireSession: boolean;
   readonly auth: AuthOptions | undefined;
@@ -329,6 +346,8 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       maxSessionsPerScope: DEFAULTS.maxSessionsPerScope,
       ttlMs: DEFAULTS.sessionTtlMs,
       store: undefined,
+      maxSubscriptionsPerSession: DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+      maxSubscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
     };
   } else if (typeof s === "object" && s !== null && !Array.isArray(s)) {
     const maxSessions = readOption(
@@ -355,7 +374,26 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     ) {
       throw new InvalidOptionError("sessions.store", "a SessionStore", store);
     }
-    sessions = { maxSessions, maxSessionsPerScope, ttlMs, store };
+    const maxSubscriptionsPerSession = readOption(
+      OPTION.nonNegativeLimit,
+      "sessions.maxSubscriptionsPerSession",
+      s.maxSubscriptionsPerSession,
+      DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+    );
+    const maxSubscriptions = readOption(
+      OPTION.nonNegativeLimit,
+      "sessions.maxSubscriptions",
+      s.maxSubscriptions,
+      DEFAULT_MAX_SUBSCRIPTIONS,
+    );
+    sessions = {
+      maxSessions,
+      maxSessionsPerScope,
+      ttlMs,
+      store,
+      maxSubscriptionsPerSession,
+      maxSubscriptions,
+    };
   } else if (s !== undefined && s !== false) {
     throw new InvalidOptionError("sessions", "a boolean or { maxSessions?, ttlMs?, store? }", s);
   }
