@@ -145,6 +145,7 @@ export {
   type RequestMeta,
   type Resource,
   type ResourceAnnotations,
+  type ResourceCollection,
   type ResourceContents,
   type ResourceDefinition,
   type ResourceFieldsBase,

@@ -30,7 +30,13 @@ describe("createMcpServer options", () => {
       maxSessionsPerScope: 64,
       ttlMs: 1_800_000,
       store: undefined,
+      maxSubscriptionsPerSession: 64,
+      maxSubscriptions: 100_000,
     });
+    assert.throws(
+      () => resolveOptions({ sessions: { maxSubscriptionsPerSession: -1 } }),
+      /sessions\.maxSubscriptionsPerSession/,
+    );
   });
 
   test("bad options throw InvalidOptionError at construction", () => {
