@@ -247,6 +247,12 @@ class ConduitMcpServer implements McpServer {
         });
       this.sessionStore = store;
       this.ownsSessionStore = options.sessions.store === undefined;
+      // A session ended by the store (idle expiry, eviction) takes its stream and subscriptions.
+      const table = subscriptions;
+      store.onEnded?.((id) => {
+        table.dropSession(id);
+        streams.close(id);
+      });
       const ttlMs = options.sessions.ttlMs;
       this.janitor = new SessionJanitor(store, ttlMs, Math.min(ttlMs, 60_000));
       hooks = {

@@ -60,6 +60,7 @@ export class MemorySessionStore implements SessionStore {
   private readonly maxSessions: number;
   private readonly maxPerScope: number;
   private readonly clock: () => number;
+  private readonly endedListeners = new Set<(id: string) => void>();
 
   constructor(options: MemorySessionStoreOptions = {}) {
     this.maxSessions = bound("sessions.maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
@@ -132,6 +133,11 @@ export class MemorySessionStore implements SessionStore {
     return Promise.resolve();
   }
 
+  onEnded(listener: (id: string) => void): () => void {
+    this.endedListeners.add(listener);
+    return () => this.endedListeners.delete(listener);
+  }
+
   private count(scope: string): number {
     return this.byScope.get(scope)?.size ?? 0;
   }
@@ -159,6 +165,13 @@ export class MemorySessionStore implements SessionStore {
     if (own === undefined || !own.delete(session)) return;
     if (own.size === 0) this.byScope.delete(session.creatorScope);
     this.moveCount(session.creatorScope, own.size + 1, own.size);
+    for (const listener of this.endedListeners) {
+      try {
+        listener(session.id);
+      } catch {
+        // A listener's bug must not break the store's bookkeeping.
+      }
+    }
   }
 
   /** Moves `scope` from the `from` bucket to the `to` bucket (counts differ by one). */

@@ -61,4 +61,10 @@ export interface SessionStore {
   size(): Promise<number>;
   /** Releases resources. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Optional: calls `listener` with the id of every session this store ends (`delete`, idle
+   * `cleanup`, eviction), so that what lives beside a session (its GET stream, its resource
+   * subscriptions) ends with it. Returns the function that stops listening.
+   */
+  onEnded?(listener: (id: string) => void): () => void;
 }

@@ -41,6 +41,27 @@ describe("MemorySessionStore", () => {
     assert.equal((await store.get("used"))?.lastSeenAt, 5000);
   });
 
+  test("onEnded hears every session the store ends: delete, cleanup, eviction", async () => {
+    const store = new MemorySessionStore({ maxSessions: 2, clock: () => 0 });
+    const ended: string[] = [];
+    const stop = store.onEnded((id) => ended.push(id));
+    store.onEnded(() => {
+      throw new Error("a listener's bug");
+    });
+    await store.create(record("a", 0));
+    await store.create(record("b", 0));
+    await store.create(record("c", 0)); // evicts one of the two
+    assert.equal(ended.length, 1);
+    await store.delete("c");
+    assert.equal(await store.cleanup(0, 10), 1);
+    assert.equal(ended.length, 3);
+    assert.deepEqual(new Set(ended), new Set(["a", "b", "c"]));
+    stop();
+    await store.create(record("d", 0));
+    await store.delete("d");
+    assert.equal(ended.length, 3);
+  });
+
   test("setLogLevel and delete", async () => {
     const store = new MemorySessionStore();
     await store.create(record("s", 0));

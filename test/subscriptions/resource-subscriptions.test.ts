@@ -223,6 +223,33 @@ describe("GET stream and subscriptions over raw HTTP", () => {
   });
 });
 
+describe("a session the store ends", () => {
+  test("idle expiry ends its GET stream and drops its subscriptions", async () => {
+    const server = createMcpServer({ sessions: { ttlMs: 300 } });
+    const { url, stop } = await start(server);
+    try {
+      const session = await initialize(url);
+      const sub = await rpc(url, session, "resources/subscribe", { uri: "test://e" });
+      assert.deepEqual(sub.body.result, {});
+      const get = await fetch(url, { method: "GET", headers: headers(undefined, session) });
+      assert.equal(get.status, 200);
+      const reader = (get.body as ReadableStream<Uint8Array>).getReader();
+      // The stream alone does not keep the session alive: the janitor ends it, and the stream.
+      const ended = (async () => {
+        for (;;) if ((await reader.read()).done) return true;
+      })();
+      const winner = await Promise.race([
+        ended,
+        new Promise<boolean>((resolve) => setTimeout(resolve, 10_000, false)),
+      ]);
+      assert.equal(winner, true, "the stream did not end within 10 s of the session's expiry");
+      assert.equal(server.resources.updated("test://e"), 0);
+    } finally {
+      await stop();
+    }
+  });
+});
+
 describe("without sessions", () => {
   test("GET is 405, subscribe is unknown and not advertised", async () => {
     const server = createMcpServer();
