@@ -250,6 +250,61 @@ describe("a session the store ends", () => {
   });
 });
 
+describe("the fetch door", () => {
+  test("a GET through server.fetch is the session's stream and carries the update", async () => {
+    const server = createMcpServer({ sessions: true });
+    try {
+      const endpoint = "http://x.test/mcp";
+      const init = await server.fetch(
+        new Request(endpoint, {
+          method: "POST",
+          headers: headers(),
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: {
+              protocolVersion: "2025-11-25",
+              capabilities: {},
+              clientInfo: { name: "raw", version: "1" },
+            },
+          }),
+        }),
+      );
+      const session = init.headers.get("mcp-session-id");
+      assert.ok(session !== null);
+      await init.text();
+      const sub = await server.fetch(
+        new Request(endpoint, {
+          method: "POST",
+          headers: headers(undefined, session),
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 2,
+            method: "resources/subscribe",
+            params: { uri: "a://b" },
+          }),
+        }),
+      );
+      assert.deepEqual(((await sub.json()) as { result: unknown }).result, {});
+      const get = await server.fetch(
+        new Request(endpoint, { method: "GET", headers: headers(undefined, session) }),
+      );
+      assert.equal(get.status, 200);
+      assert.equal(get.headers.get("content-type"), "text/event-stream");
+      const reader = (get.body as ReadableStream<Uint8Array>).getReader();
+      assert.equal(server.resources.updated("a://b"), 1);
+      const { value } = await reader.read();
+      assert.match(
+        Buffer.from(value as Uint8Array).toString(),
+        /notifications\/resources\/updated/,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("without sessions", () => {
   test("GET is 405, subscribe is unknown and not advertised", async () => {
     const server = createMcpServer();
