@@ -648,8 +648,13 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     if (session === undefined || session.principalId !== principalId(principal)) {
       return reply(target, 404, SESSION_NOT_FOUND, null);
     }
+    // A stream unit of the caller's scope, held while the stream is open: streams of sessions
+    // a store ended without telling (a shared store) stay bounded per tenant.
+    const origin = originScope(input, principal);
+    const outcome = limits.streams.tryAcquire(origin);
+    if (outcome !== ACQUIRED) return refuseBusy(target, outcome, null, null);
     recorder?.("none", 200);
-    streams.open(presented, target, input.closed);
+    streams.open(presented, target, input.closed, () => limits.streams.release(origin));
   }
 
   async function handle(input: RequestInput, target: ResponseTarget): Promise<void> {

@@ -23,8 +23,11 @@ export interface SessionStreamsOptions {
 class SessionStream {
   readonly target: ResponseTarget;
   timer: NodeJS.Timeout | undefined;
-  constructor(target: ResponseTarget) {
+  /** Gives back what the stream holds (its scope's stream unit); called once. */
+  onEnd: (() => void) | null;
+  constructor(target: ResponseTarget, onEnd: (() => void) | null) {
     this.target = target;
+    this.onEnd = onEnd;
   }
 }
 
@@ -60,12 +63,16 @@ export class SessionStreams {
 
   /**
    * Opens the stream of `sessionId` on `target` (headers written now), ending the session's
-   * previous stream if any. It lasts until the client hangs up, {@link close}, or a cut.
+   * previous stream if any. It lasts until the client hangs up, {@link close}, or a cut;
+   * `onEnd` is called once then (also at once when the client already left).
    */
-  open(sessionId: string, target: ResponseTarget, closed: CloseSignal): void {
+  open(sessionId: string, target: ResponseTarget, closed: CloseSignal, onEnd?: () => void): void {
     this.close(sessionId);
-    if (closed.closed) return;
-    const stream = new SessionStream(target);
+    if (closed.closed) {
+      onEnd?.();
+      return;
+    }
+    const stream = new SessionStream(target, onEnd ?? null);
     target.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-store",
@@ -114,6 +121,9 @@ export class SessionStreams {
     if (stream.timer !== undefined) clearInterval(stream.timer);
     stream.timer = undefined;
     if (this.streams.get(sessionId) === stream) this.streams.delete(sessionId);
+    const onEnd = stream.onEnd;
+    stream.onEnd = null;
+    onEnd?.();
   }
 }
 

@@ -250,6 +250,45 @@ describe("a session the store ends", () => {
   });
 });
 
+describe("GET streams are bounded per scope", () => {
+  test("beyond maxOpenStreamsPerScope a GET is 429; another principal is unaffected; a hang-up frees", async () => {
+    const server = createMcpServer({
+      sessions: true,
+      maxOpenStreamsPerScope: 1,
+      auth: { tokens: { [ALICE]: "alice", [BOB]: "bob" } },
+    });
+    const { url, stop } = await start(server);
+    try {
+      const first = await initialize(url, ALICE);
+      const second = await initialize(url, ALICE);
+      const open = await fetch(url, { method: "GET", headers: headers(ALICE, first) });
+      assert.equal(open.status, 200);
+      const refused = await fetch(url, { method: "GET", headers: headers(ALICE, second) });
+      assert.equal(refused.status, 429);
+      await refused.text();
+      const bobs = await initialize(url, BOB);
+      const bob = await fetch(url, { method: "GET", headers: headers(BOB, bobs) });
+      assert.equal(bob.status, 200);
+      await bob.body?.cancel();
+      await open.body?.cancel();
+      // The hang-up reaches the server asynchronously: retry, bounded.
+      let status = 0;
+      for (let i = 0; i < 200 && status !== 200; i++) {
+        const again = await fetch(url, { method: "GET", headers: headers(ALICE, second) });
+        status = again.status;
+        if (status === 200) await again.body?.cancel();
+        else {
+          await again.text();
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      }
+      assert.equal(status, 200, "the stream unit was not given back after the hang-up");
+    } finally {
+      await stop();
+    }
+  });
+});
+
 describe("the fetch door", () => {
   test("a GET through server.fetch is the session's stream and carries the update", async () => {
     const server = createMcpServer({ sessions: true });

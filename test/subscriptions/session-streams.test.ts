@@ -66,12 +66,14 @@ test("a client that does not read is cut beyond maxBufferedBytes", () => {
 
 test("a hang-up frees the stream; a new stream ends the previous one", () => {
   const streams = new SessionStreams({ keepAliveMs: 60_000, maxBufferedBytes: 1_000 });
+  let ends = 0;
   const first = new FakeTarget();
   const firstClose = new FakeClose();
-  streams.open("s", first, firstClose);
+  streams.open("s", first, firstClose, () => ends++);
   const second = new FakeTarget();
   const secondClose = new FakeClose();
-  streams.open("s", second, secondClose);
+  streams.open("s", second, secondClose, () => ends++);
+  assert.equal(ends, 1, "the replaced stream gave back its unit");
   assert.equal(first.ended, true);
   assert.equal(streams.size, 1);
   // The first one's late close does not drop the second.
@@ -81,6 +83,7 @@ test("a hang-up frees the stream; a new stream ends the previous one", () => {
   assert.ok(second.chunks.includes("event: message\ndata: {}\n\n"));
   secondClose.hangUp();
   assert.equal(streams.size, 0);
+  assert.equal(ends, 2, "each stream's onEnd runs exactly once");
   assert.equal(streams.send("s", "{}"), false);
 });
 
