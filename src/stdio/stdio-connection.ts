@@ -244,7 +244,7 @@ export class StdioConnection implements StdioExchangeHost {
       if (envelope === null) await dispatcher.handleRequest(message, meta, exchange);
       else await dispatcher.handleModernRequest(message, meta, exchange, envelope);
     } finally {
-      exchange.released();
+      exchange.releaseSlots();
     }
     if (envelope === null && message.method === "logging/setLevel") this.rememberLevel(message);
   }

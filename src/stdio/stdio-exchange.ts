@@ -103,7 +103,11 @@ export class StdioExchange implements ResponseSink, HandleLifetime {
     if (listener !== null && !this.done) this.host.attached(this);
   }
 
-  released(): void {
+  /**
+   * Gives back the request's concurrency unit: when the dispatch settles, or earlier when the
+   * protocol layer abandons a cancelled handler (ResponseSink.releaseSlots). Idempotent.
+   */
+  releaseSlots(): void {
     if (!this.holding) return;
     this.holding = false;
     this.host.released(this);

@@ -206,6 +206,24 @@ describe("serveStdio", () => {
     });
   });
 
+  test("a cancelled call that ignores its signal gives its unit back at the stream cancel timeout, not when it finally settles", async () => {
+    await withServer(
+      { maxConcurrentRequestsPerScope: 1, streamCancelTimeoutMs: 100 },
+      async (server) => {
+        const peer = connectPeer(server);
+        peer.send(call(1, "stubborn", { ms: 20_000, tag: "stdio-abandoned" }));
+        await until(() => probes.has("stdio-abandoned"), 5_000, "started");
+        peer.send(cancel(1));
+        // Abandoned 100 ms after the cancel while its handler sleeps on for 20 s.
+        await until(() => server.concurrency().requests === 0, 5_000, "unit given back");
+        assert.equal(probes.get("stdio-abandoned")?.remainingRan, false, "still sleeping");
+        peer.send(call(2, "echo", { text: "room again" }));
+        assert.equal((await peer.response(2)).result.content[0].text, "room again");
+        await peer.serving.close();
+      },
+    );
+  });
+
   test("a line over maxBodyBytes is refused without being kept, and the next line is served", async () => {
     await withServer({ maxBodyBytes: 1_024 }, async (server) => {
       const peer = connectPeer(server);
