@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
@@ -88,6 +88,12 @@ test("the compiled build runs isolated tools from plain node, and the process ex
     await transpileClosure("isolation/worker-entry.ts", outDir);
     await writeFile(join(outDir, "package.json"), '{ "type": "module" }\n');
     await writeFile(join(outDir, "check.mjs"), CHECK);
+    // The package's dependencies (zod checks the pool's options), as an install would provide.
+    await symlink(
+      fileURLToPath(new URL("../../node_modules", import.meta.url)),
+      join(outDir, "node_modules"),
+      "dir",
+    );
 
     const { stdout } = await run(process.execPath, [join(outDir, "check.mjs")], {
       cwd: outDir,
