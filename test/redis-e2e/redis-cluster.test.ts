@@ -235,7 +235,24 @@ describe("two nodes on a Redis Cluster of 3 masters + 3 replicas", { skip: skip 
       `failover: slot ${slot} promoted ${failoverMs.toFixed(0)} ms after CLUSTER FAILOVER on replica :${replica.port} (old master :${owner.port} then killed); first cross-node cancel after it ${firstOk.toFixed(0)} ms after the failover began, cancel → answer ${after.toFixed(1)} ms`,
     );
     assert.ok(Number.isFinite(after), "cross-node cancellation never worked after the failover");
-    // And it keeps working: three more rounds in a row.
-    for (let i = 0; i < 3; i++) await crossNodeCancel(a, b, `steady-${i}`);
+    // And it keeps working: three more cross-node cancels. A call may still start untracked in
+    // the shared set while a client settles on the new topology (track fails open by design,
+    // README "Many processes and nodes: Redis"): such a call is let run out, and at most three
+    // of them are allowed among the rounds.
+    let steady = 0;
+    for (let attempt = 0; attempt < 6 && steady < 3; attempt++) {
+      const id = `steady-${attempt}`;
+      const pending = call(a.url, id, "sleep", { ms: 3_000 });
+      if (!(await waitFor(() => b.registry.isInFlight(id, SCOPE), 5_000))) {
+        await pending;
+        continue;
+      }
+      const cancelled = await cancelOn(b.url, id);
+      assert.equal(cancelled.status, 202, cancelled.body);
+      const answer = await pending;
+      assert.equal(answer.message?.error?.code, CANCELLED, JSON.stringify(answer.message));
+      steady++;
+    }
+    assert.equal(steady, 3, "cross-node cancellation kept working after the failover");
   });
 });
