@@ -42,6 +42,7 @@ import { channels } from "../src/diagnostics.js";
 import type { CancellationSource } from "../src/errors.js";
 import { defineTool } from "../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../src/server/index.js";
+import { errorCode, resultText, takeSseEvents } from "./soak/answer.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -644,17 +645,6 @@ function checkEnvelope(message: unknown, plan: Plan): string | null {
   return null;
 }
 
-function resultText(message: unknown): string | undefined {
-  const result = (message as { result?: { content?: { text?: unknown }[] } }).result;
-  const text = result?.content?.[0]?.text;
-  return typeof text === "string" ? text : undefined;
-}
-
-function errorCode(message: unknown): number | undefined {
-  const code = (message as { error?: { code?: unknown } }).error?.code;
-  return typeof code === "number" ? code : undefined;
-}
-
 /** Reads an answer: one JSON body, or an SSE stream (responses counted, events after one noted). */
 function readAnswer(
   res: IncomingMessage,
@@ -670,16 +660,9 @@ function readAnswer(
     let buffer = "";
     res.on("data", (chunk: string) => {
       buffer += chunk;
-      for (;;) {
-        const end = buffer.indexOf("\n\n");
-        if (end === -1) break;
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n");
+      const taken = takeSseEvents(buffer);
+      buffer = taken.rest;
+      for (const data of taken.events) {
         if (data === "") {
           if (got.responses.length > 0) got.afterResponse++;
           continue;

@@ -17,6 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 
+import { errorCode, resultText } from "./answer.js";
 import type { ChaosCluster } from "./cluster.js";
 import { type Exchange, exchange, type Running } from "./exchange.js";
 import type { Random } from "./random.js";
@@ -537,17 +538,6 @@ function envelopeProblem(message: unknown, call: Call): string | null {
   if (m.id === null && "error" in m) return null;
   if (m.id !== call.id) return `id ${JSON.stringify(m.id)} ≠ ${JSON.stringify(call.id)}`;
   return null;
-}
-
-function resultText(message: unknown): string | undefined {
-  const result = (message as { result?: { content?: { text?: unknown }[] } }).result;
-  const text = result?.content?.[0]?.text;
-  return typeof text === "string" ? text : undefined;
-}
-
-function errorCode(message: unknown): number | undefined {
-  const code = (message as { error?: { code?: unknown } }).error?.code;
-  return typeof code === "number" ? code : undefined;
 }
 
 function describe(call: Call, got: Exchange): string {

@@ -7,6 +7,8 @@
  */
 import { Agent, request } from "node:http";
 
+import { takeSseEvents } from "./answer.js";
+
 /** How an exchange's transport ended. */
 export type Ending =
   /** The answer was read to its end. */
@@ -94,16 +96,9 @@ export function exchange(
     res.on("data", (chunk: string) => {
       buffer += chunk;
       if (!sse) return;
-      for (;;) {
-        const end = buffer.indexOf("\n\n");
-        if (end === -1) break;
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n");
+      const taken = takeSseEvents(buffer);
+      buffer = taken.rest;
+      for (const data of taken.events) {
         if (data === "") continue; // a keep-alive comment
         let message: unknown;
         try {
