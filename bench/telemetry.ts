@@ -20,10 +20,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 
-import autocannon from "autocannon";
-
 import { type RunningTarget, startTarget } from "./lib/child.js";
-import { ECHO_HEADERS, echoBody, parseEchoResponse } from "./lib/echo-request.js";
+import { echoLoad, type LoadResult, preflightEcho } from "./lib/echo-load.js";
 import { machineLine } from "./lib/machine.js";
 import { replaceSection } from "./lib/markdown-section.js";
 import { median } from "./lib/stats.js";
@@ -63,12 +61,6 @@ const duration = positiveInt("duration", flags.duration);
 const warmup = positiveInt("warmup", flags.warmup);
 const connections = positiveInt("connections", flags.connections);
 
-interface RoundResult {
-  readonly rps: number;
-  readonly p50: number;
-  readonly p99: number;
-}
-
 /** Pins `pid` to `cpu` when taskset exists; says whether it did. */
 function pin(pid: number, cpu: number): boolean {
   try {
@@ -76,37 +68,6 @@ function pin(pid: number, cpu: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-let nextId = 1_000;
-
-async function load(url: string, seconds: number): Promise<RoundResult> {
-  const result = await autocannon({
-    url,
-    method: "POST",
-    headers: { ...ECHO_HEADERS },
-    requests: [
-      {
-        setupRequest: (request) => {
-          request.body = echoBody(++nextId);
-          return request;
-        },
-      },
-    ],
-    connections,
-    duration: seconds,
-  });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
-  }
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
-}
-
-async function preflight(url: string): Promise<void> {
-  for (let id = 1; id <= 5; id++) {
-    const res = await fetch(url, { method: "POST", headers: ECHO_HEADERS, body: echoBody(id) });
-    parseEchoResponse(res.status, res.headers.get("content-type"), await res.text(), id);
   }
 }
 
@@ -132,17 +93,22 @@ try {
     const target = await start(key);
     targets.set(key, target);
     if (pinned && target.child.pid !== undefined) pin(target.child.pid, last);
-    await preflight(target.url);
+    await preflightEcho(key, target.url);
   }
   for (const { key } of MODES) {
     console.error(`warm-up ${key}`);
-    await load((targets.get(key) as RunningTarget).url, warmup);
+    await echoLoad(key, (targets.get(key) as RunningTarget).url, warmup, connections);
   }
-  const results = new Map<Mode, RoundResult[]>(MODES.map(({ key }) => [key, []]));
+  const results = new Map<Mode, LoadResult[]>(MODES.map(({ key }) => [key, []]));
   for (let round = 0; round < rounds; round++) {
     const order = MODES.map((_, i) => MODES[(i + round) % MODES.length] as (typeof MODES)[number]);
     for (const { key } of order) {
-      const result = await load((targets.get(key) as RunningTarget).url, duration);
+      const result = await echoLoad(
+        key,
+        (targets.get(key) as RunningTarget).url,
+        duration,
+        connections,
+      );
       results.get(key)?.push(result);
       console.error(`round ${round + 1}/${rounds} ${key}: ${fmt(result.rps)} req/s`);
     }
