@@ -53,7 +53,8 @@ export type ConduitErrorCode =
   | "CONDUIT_ERR_POOL_FULL"
   | "CONDUIT_ERR_POOL_CLOSED"
   | "CONDUIT_ERR_INVALID_PARAMS"
-  | "CONDUIT_ERR_CANNOT_ASK_CLIENT";
+  | "CONDUIT_ERR_CANNOT_ASK_CLIENT"
+  | "CONDUIT_ERR_CLIENT_REQUEST_FAILED";
 
 /** Base class of every local error: a stable `code`, a `name` and an optional `cause`. */
 export class ConduitError extends Error {
@@ -122,8 +123,11 @@ export class InvalidParamsError extends ConduitError {
  * ```
  */
 export class CannotAskClientError extends ConduitError {
-  constructor(message = "The client cannot be asked for input on this request") {
-    super("CONDUIT_ERR_CANNOT_ASK_CLIENT", message);
+  constructor(
+    message = "The client cannot be asked for input on this request",
+    code: ConduitErrorCode = "CONDUIT_ERR_CANNOT_ASK_CLIENT",
+  ) {
+    super(code, message);
   }
 }
 
@@ -143,6 +147,41 @@ export class MissingClientCapabilityError extends CannotAskClientError {
       `The client did not declare the ${Object.keys(requiredCapabilities).join(", ")} capability`,
     );
     this.requiredCapabilities = requiredCapabilities;
+  }
+}
+
+/**
+ * A request the server sent the client (2025-11-25 `elicitation/create`, `sampling/createMessage`,
+ * `roots/list`) did not bring a usable answer: the client answered with a JSON-RPC error
+ * (`"error-response"`, its code in `clientCode`), with a result of the wrong shape
+ * (`"invalid-response"`), not within the timeout (`"timeout"`), or the call already has as many
+ * questions outstanding as its scope may (`"too-many"`). A handler may catch it; uncaught, a tool
+ * answers an `isError` result with this message (never the client's own text).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await ctx.elicit("Proceed?", schema);
+ * } catch (error) {
+ *   if (error instanceof ClientRequestFailedError && error.reason === "timeout") return "No answer.";
+ *   throw error;
+ * }
+ * ```
+ */
+export class ClientRequestFailedError extends CannotAskClientError {
+  /** What went wrong. */
+  readonly reason: "error-response" | "invalid-response" | "timeout" | "too-many";
+  /** The client's JSON-RPC error code, for `"error-response"`; else null. */
+  readonly clientCode: number | null;
+
+  constructor(
+    reason: ClientRequestFailedError["reason"],
+    message: string,
+    clientCode: number | null = null,
+  ) {
+    super(message, "CONDUIT_ERR_CLIENT_REQUEST_FAILED");
+    this.reason = reason;
+    this.clientCode = clientCode;
   }
 }
 

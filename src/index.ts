@@ -67,6 +67,7 @@ export {
 export {
   type CancellationSource,
   CannotAskClientError,
+  ClientRequestFailedError,
   ConduitError,
   type ConduitErrorCode,
   ErrorCode,
@@ -109,6 +110,7 @@ export {
 export {
   type AskOptions,
   type BlobResourceContents,
+  type ClientReply,
   type CollectionChange,
   type ContentBlock,
   definePrompt,
@@ -158,6 +160,8 @@ export {
   type SampleResult,
   type SamplingContent,
   type SamplingMessage,
+  type ServerReplyBus,
+  type ServerRequestOptions,
   type TextResourceContents,
   type ToolAnnotations,
   type ToolArgs,

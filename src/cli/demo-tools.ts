@@ -15,7 +15,8 @@
  *   `structuredContent` is checked against it before it leaves;
  * - `confirm {action}` — asks the user yes/no (`ctx.elicit`) before it "acts";
  * - `ask-model {question}` — asks the client's model (`ctx.sample`) and returns its answer.
- *   Both ask through 2026-07-28 input-required results (README, "Asking the client").
+ *   Both ask through 2026-07-28 input-required results, or on a 2025-11-25 call through a
+ *   request on the call's stream (README, "Asking the client").
  *
  * The demo's resources and prompt are in demo-resources.ts and demo-prompts.ts.
  *

@@ -22,6 +22,7 @@ import {
 } from "../identity/index.js";
 import {
   type ClassifiedMessage,
+  capabilitiesOf,
   checkModernRequest,
   classifyEra,
   classifyMessage,
@@ -175,11 +176,17 @@ interface Admission {
 interface SessionContext {
   readonly sessionId: string | null;
   readonly logLevel: LoggingLevel | null;
+  /** What its client declared it can be asked; null when unknown (no session). */
+  readonly clientCapabilities: Readonly<Record<string, unknown>> | null;
 }
 /** A request or a notification, classified. */
 type JsonRpcMessage = Extract<ClassifiedMessage, { kind: "request" | "notification" }>;
 
-const NO_SESSION: SessionContext = Object.freeze({ sessionId: null, logLevel: null });
+const NO_SESSION: SessionContext = Object.freeze({
+  sessionId: null,
+  logLevel: null,
+  clientCapabilities: null,
+});
 
 /**
  * Builds the request core.
@@ -385,7 +392,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     target: ResponseTarget,
     classified: ClassifiedMessage,
     principal: Principal | null,
-    method: string,
+    method: string | null,
   ): Promise<SessionContext | Answered> {
     if (sessions === null) return NO_SESSION;
     const presented = single(input.headers["mcp-session-id"]);
@@ -403,7 +410,12 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       reply(target, 404, SESSION_NOT_FOUND, method);
       return ANSWERED;
     }
-    return { sessionId: presented, logLevel: session.logLevel as LoggingLevel | null };
+    const declared = session.clientCapabilities;
+    return {
+      sessionId: presented,
+      logLevel: session.logLevel as LoggingLevel | null,
+      clientCapabilities: typeof declared === "string" ? capabilitiesOf(declared) : null,
+    };
   }
 
   /**
@@ -475,9 +487,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       const classified = await readMessage(input, target);
       if (classified === ANSWERED) return;
       if (classified.kind === "response") {
-        // conduit-mcp sends no requests to clients: a response is accepted and ignored.
-        recorder?.("none", 202);
-        return writeEmpty(target, 202);
+        return await answered(input, target, classified, principal, admission);
       }
       // The era, decided once, body first: a `_meta` protocolVersion claim makes the request
       // modern, whatever else it carries (an `Mcp-Session-Id` is ignored).
@@ -488,6 +498,29 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     } finally {
       giveBack(admission);
     }
+  }
+
+  /**
+   * A client's answer to a server request (2025-11-25 elicitation, sampling, roots): from the
+   * scope the call would have (session > principal > IP bucket), routed to the waiting ask here
+   * or on another node; 202 whether anyone waited or not, so nothing is learnt from it.
+   */
+  async function answered(
+    input: RequestInput,
+    target: ResponseTarget,
+    classified: Extract<ClassifiedMessage, { kind: "response" }>,
+    principal: Principal | null,
+    admission: Admission,
+  ): Promise<void> {
+    const session = await sessionOf(input, target, classified, principal, null);
+    if (session === ANSWERED) return;
+    const scope =
+      session.sessionId === null
+        ? admission.origin
+        : scopeOf({ sessionId: session.sessionId, principal: null, address: null });
+    await dispatcher.handleResponse(classified.message, scope);
+    recorder?.("none", 202);
+    writeEmpty(target, 202);
   }
 
   /** A 2025-era message (or one whose era the headers reject). */
@@ -538,6 +571,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
           principal,
           sessionId: session.sessionId,
           logLevel: session.logLevel,
+          clientCapabilities: session.clientCapabilities,
           headers: input.headers,
         },
         exchange,

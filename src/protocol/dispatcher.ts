@@ -35,8 +35,8 @@ import {
 } from "./handler-call.js";
 import {
   ASKING_METHODS,
+  type ClientAsker,
   type InputRequiredSettings,
-  type InputRound,
   inputRequiredSettings,
   openInputRound,
 } from "./input-required.js";
@@ -51,6 +51,7 @@ import {
 import { ListCursors, type ListKind } from "./list-cursor.js";
 import { META_SERVER_INFO, type PresentedParamHeaders } from "./modern-envelope.js";
 import { checkParamHeaders } from "./param-headers.js";
+import { replyOf } from "./pending-server-requests.js";
 import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
 import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
 import type { RequestInfo, RequestMeta } from "./request-info.js";
@@ -59,6 +60,12 @@ import { ResourceCollection } from "./resource-collection.js";
 import { isResourceUri, toContents } from "./resource-contents.js";
 import type { ResourceSubscriptions } from "./resource-subscriptions.js";
 import type { ResponseSink } from "./response-sink.js";
+import {
+  askableCapabilities,
+  ServerRequestAsker,
+  type ServerRequestSettings,
+  serverRequestSettings,
+} from "./server-requests.js";
 import {
   ALL_PROTOCOL_VERSIONS,
   isSupportedProtocolVersion,
@@ -82,6 +89,8 @@ export interface SessionHooks {
     principalId: string | null,
     protocolVersion: string,
     creatorScope: string,
+    /** What the client declared it can be asked (server-requests.ts `askableCapabilities`). */
+    clientCapabilities: string,
   ): Promise<SessionCreation>;
   setLogLevel(sessionId: string, level: LoggingLevel): Promise<void>;
 }
@@ -142,6 +151,8 @@ export interface DispatcherOptions extends ServerIdentity {
   readonly maxUriLength?: number | undefined;
   /** Sealing and bounds of input-required results (default: a random key per process). */
   readonly inputRequired?: InputRequiredSettings | undefined;
+  /** Asking the client on 2025-era requests (default: a memory table, 5 min timeout). */
+  readonly serverRequests?: ServerRequestSettings | undefined;
   /** Longest value one template variable may match. Default 1 024 characters. */
   readonly maxTemplateValueLength?: number | undefined;
   /**
@@ -231,6 +242,8 @@ export class Dispatcher implements HandlerCallHost {
   private readonly challenge: (scopes: readonly string[]) => string;
   private readonly pool: (() => WorkerPool) | null;
   private readonly asking: InputRequiredSettings;
+  /** 2025-era asks: the node's table of requests waiting for a client's answer, and bounds. */
+  readonly serverRequests: ServerRequestSettings;
   /** The constant tail of every initialize result. */
   private readonly initializeTail: string;
   private readonly discoverJson: string;
@@ -246,6 +259,7 @@ export class Dispatcher implements HandlerCallHost {
     this.sessions = options.sessions ?? null;
     this.pool = options.workerPool ?? null;
     this.asking = options.inputRequired ?? inputRequiredSettings();
+    this.serverRequests = options.serverRequests ?? serverRequestSettings();
     this.cursors = new ListCursors(options.cursorSecret);
     this.pageSize = options.pageSize ?? 100;
     this.cacheTtlMs = options.cacheTtlMs ?? 60_000;
@@ -433,6 +447,22 @@ export class Dispatcher implements HandlerCallHost {
   }
 
   /**
+   * Handles a client's JSON-RPC response (its answer to a server request) from `scope`: handed
+   * to the waiting ask when the id waits for an answer of that scope, here or (through the bus)
+   * on the node that asked; ignored otherwise. Resolves once delivered, forwarded or dropped;
+   * never rejects. The transport answers 202 whatever happened (nothing is learnt).
+   */
+  async handleResponse(message: Readonly<Record<string, unknown>>, scope: string): Promise<void> {
+    const reply = replyOf(message);
+    if (reply === null) return;
+    try {
+      await this.serverRequests.table.route(scope, message.id, reply);
+    } catch {
+      // A bus that breaks its promise not to reject: the answer is lost, the ask times out.
+    }
+  }
+
+  /**
    * Cancels every handler running in a session (its `DELETE`); resolves how many were running.
    *
    * @example
@@ -572,8 +602,18 @@ export class Dispatcher implements HandlerCallHost {
     progressToken?: string | number,
   ): Promise<void> {
     const { meta } = request;
-    let round: InputRound | null = null;
-    if (request.modern !== null && ASKING_METHODS.has(invocation.method)) {
+    let round: ClientAsker | null = null;
+    if (request.modern === null) {
+      if (ASKING_METHODS.has(invocation.method)) {
+        // 2025 era: asks go to the client as requests on this call's stream.
+        round = new ServerRequestAsker(
+          this.serverRequests,
+          request.sink,
+          meta.scope,
+          meta.clientCapabilities ?? null,
+        );
+      }
+    } else if (ASKING_METHODS.has(invocation.method)) {
       const binding = {
         method: invocation.method,
         name: invocation.name,
@@ -941,7 +981,12 @@ export class Dispatcher implements HandlerCallHost {
     if (this.sessions !== null && meta.sessionId === null) {
       let created: SessionCreation;
       try {
-        created = await this.sessions.create(meta.principal?.id ?? null, version, meta.scope);
+        created = await this.sessions.create(
+          meta.principal?.id ?? null,
+          version,
+          meta.scope,
+          askableCapabilities(params?.capabilities),
+        );
       } catch {
         created = STORE_FULL;
       }

@@ -156,6 +156,8 @@ const ABANDONED = 3;
 const RESOLVED: Promise<void> = Promise.resolve();
 const DISCONNECTED = "client disconnected";
 const SHUTTING_DOWN = "Server is shutting down";
+const CANCELLED_REASON = "The request that asked was cancelled";
+const COMPLETED = "The request that asked has completed";
 
 /**
  * A running handler and its context.
@@ -344,7 +346,7 @@ export class HandlerCall implements ToolContext, SinkListener {
             : new RangeError("the requestState would exceed inputRequired.maxStateBytes");
         json = this.errorJson(error);
         end = { outcome: "error", error };
-        if (error instanceof MissingClientCapabilityError) status = 400;
+        if (error instanceof MissingClientCapabilityError && this.modern) status = 400;
       }
     }
     this.task = null;
@@ -359,7 +361,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     if (error instanceof WorkerPoolFullError) {
       return errorResponseJson(this.requestId, ErrorCode.ServerError, "Server busy");
     }
-    if (error instanceof MissingClientCapabilityError) {
+    if (error instanceof MissingClientCapabilityError && this.modern) {
       // MCP 2026-07-28 basic, "_meta": -32021 naming the capabilities (HTTP 400, set by run()).
       return errorResponseJson(this.requestId, ErrorCode.MissingCapability, error.message, {
         requiredCapabilities: error.requiredCapabilities,
@@ -408,6 +410,11 @@ export class HandlerCall implements ToolContext, SinkListener {
   handleEvent(): void {
     if (this.state !== RUNNING) return;
     this.state = CANCELLED;
+    // Questions still waiting are withdrawn while the stream can still carry the notice.
+    this.asker?.close?.(
+      this.host.shuttingDown ? SHUTTING_DOWN : CANCELLED_REASON,
+      this.signal.reason,
+    );
     if (this.host.shuttingDown) {
       // Nobody cancelled: the server is going away. The client gets an answer that says so,
       // on a stream too (a stream ended without a response would leave it waiting).
@@ -479,6 +486,8 @@ export class HandlerCall implements ToolContext, SinkListener {
       return;
     }
     this.state = SETTLED;
+    // The handler answered without waiting for every question: those still open are withdrawn.
+    this.asker?.close?.(COMPLETED, new CannotAskClientError(COMPLETED));
     this.host.ended(this, end);
     // Untracked before the answer is written, so a client that got its answer never sees the
     // request still in flight; the row is cleared afterwards.

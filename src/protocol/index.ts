@@ -129,6 +129,14 @@ export {
 } from "./modern-envelope.js";
 export { checkParamHeaders, type ParamHeader, paramHeadersOf } from "./param-headers.js";
 export {
+  type ClientReply,
+  PendingServerRequests,
+  type PendingServerRequestsOptions,
+  type ReplyWaiter,
+  replyOf,
+  type ServerReplyBus,
+} from "./pending-server-requests.js";
+export {
   type CheckedPrimitiveFields,
   checkPrimitiveFields,
   type Icon,
@@ -166,6 +174,14 @@ export {
   SCOPE_LIMIT,
   ScopeLimiter,
 } from "./scope-limiter.js";
+export {
+  askableCapabilities,
+  capabilitiesOf,
+  ServerRequestAsker,
+  type ServerRequestOptions,
+  type ServerRequestSettings,
+  serverRequestSettings,
+} from "./server-requests.js";
 export type { ToolContext } from "./tool-context.js";
 export {
   ALL_PROTOCOL_VERSIONS,

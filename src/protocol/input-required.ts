@@ -125,7 +125,11 @@ export type RoundVerdict =
   | { readonly kind: "input_required"; readonly json: string | null }
   | { readonly kind: "invalid"; readonly message: string };
 
-type InputRequest = { readonly method: string; readonly params?: Record<string, unknown> };
+/** A question as sent: a request's method and params. */
+export type InputRequest = {
+  readonly method: string;
+  readonly params?: Record<string, unknown>;
+};
 
 const KEY = /^[A-Za-z0-9_.-]{1,64}$/;
 const INVALID_STATE = "requestState is invalid or expired; retry the request without it";
@@ -182,10 +186,10 @@ const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
  * Where a handler's `ctx.elicit` / `ctx.elicitUrl` / `ctx.sample` / `ctx.roots` go. One per
- * request that can ask; the handler call delegates to it and knows nothing of the era. Today the
- * only kind is {@link InputRound} (2026-07-28 input-required results); a 2025-11-25 asker (a
- * server-to-client request on the call's SSE stream, its response routed back from the client's
- * POST) would implement the same members, its asks resolving in place, and no `verdict`.
+ * request that can ask; the handler call delegates to it and knows nothing of the era. Two kinds:
+ * {@link InputRound} (2026-07-28 input-required results: asks end the request, `verdict` says
+ * how) and `ServerRequestAsker` (server-requests.ts: 2025-11-25 requests on the call's stream,
+ * asks resolve in place, `close` withdraws the open ones when the call ends).
  */
 export interface ClientAsker {
   elicit<T>(
@@ -204,6 +208,11 @@ export interface ClientAsker {
    * the request (input-required results) says so here; absent, the handler's own result stands.
    */
   verdict?(): RoundVerdict;
+  /**
+   * The call is over (cancelled, its client gone, or settled): asks still waiting are withdrawn
+   * and reject with `error`; `reason` is what the client is told.
+   */
+  close?(reason: string, error: unknown): void;
 }
 
 /**
@@ -245,72 +254,23 @@ export class InputRound implements ClientAsker {
     schema: ElicitSchema | z.ZodObject,
     options?: AskOptions,
   ): Promise<ElicitResult<T>> {
-    const elicitation = this.capabilities.elicitation;
-    // An empty `elicitation` object declares form mode (2026-07-28 elicitation, "Capabilities").
-    const form =
-      isPlainObject(elicitation) &&
-      (isPlainObject(elicitation.form) || !isPlainObject(elicitation.url));
-    if (!form) return Promise.reject(new MissingClientCapabilityError({ elicitation: {} }));
-    const zod = schema instanceof z.ZodType ? schema : null;
-    const requestedSchema = zod === null ? (schema as ElicitSchema) : jsonSchemaOf(zod);
-    if (!isFlatForm(requestedSchema)) {
-      // A programming error, reported as such (-32603 and the server's onError), not sent.
-      return Promise.reject(new TypeError(FORM_RULE));
-    }
-    return this.ask(
-      "elicit",
-      { method: "elicitation/create", params: { mode: "form", message, requestedSchema } },
-      options,
-      (answer) => elicitAnswer(answer, requestedSchema, zod),
-    ) as Promise<ElicitResult<T>>;
+    return this.ask(prepareElicit(this.capabilities, message, schema), options) as Promise<
+      ElicitResult<T>
+    >;
   }
 
   elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>> {
-    const elicitation = this.capabilities.elicitation;
-    if (!isPlainObject(elicitation) || !isPlainObject(elicitation.url)) {
-      return Promise.reject(new MissingClientCapabilityError({ elicitation: { url: {} } }));
-    }
-    return this.ask(
-      "elicit",
-      { method: "elicitation/create", params: { mode: "url", message, url } },
-      options,
-      (answer) => elicitAnswer(answer, null, null),
-    ) as Promise<ElicitResult<undefined>>;
+    return this.ask(prepareElicitUrl(this.capabilities, message, url), options) as Promise<
+      ElicitResult<undefined>
+    >;
   }
 
   sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult> {
-    const sampling = this.capabilities.sampling;
-    if (!isPlainObject(sampling)) {
-      return Promise.reject(new MissingClientCapabilityError({ sampling: {} }));
-    }
-    if (
-      (request.tools !== undefined || request.toolChoice !== undefined) &&
-      !isPlainObject(sampling.tools)
-    ) {
-      return Promise.reject(new MissingClientCapabilityError({ sampling: { tools: {} } }));
-    }
-    const context = request.includeContext;
-    if (context !== undefined && context !== "none" && !isPlainObject(sampling.context)) {
-      return Promise.reject(new MissingClientCapabilityError({ sampling: { context: {} } }));
-    }
-    return this.ask(
-      "sample",
-      { method: "sampling/createMessage", params: { ...request } },
-      options,
-      sampleAnswer,
-    ) as Promise<SampleResult>;
+    return this.ask(prepareSample(this.capabilities, request), options) as Promise<SampleResult>;
   }
 
   roots(options?: AskOptions): Promise<RootsResult> {
-    if (!isPlainObject(this.capabilities.roots)) {
-      return Promise.reject(new MissingClientCapabilityError({ roots: {} }));
-    }
-    return this.ask(
-      "roots",
-      { method: "roots/list", params: {} },
-      options,
-      rootsAnswer,
-    ) as Promise<RootsResult>;
+    return this.ask(prepareRoots(this.capabilities), options) as Promise<RootsResult>;
   }
 
   /** How this run ends as far as asking goes; called once the handler settled. */
@@ -339,12 +299,9 @@ export class InputRound implements ClientAsker {
     };
   }
 
-  private ask(
-    kind: string,
-    request: InputRequest,
-    options: AskOptions | undefined,
-    check: (answer: unknown) => unknown,
-  ): Promise<unknown> {
+  private ask(prepared: PreparedAsk | Error, options: AskOptions | undefined): Promise<unknown> {
+    if (prepared instanceof Error) return Promise.reject(prepared);
+    const { kind, request, check } = prepared;
     this.asked++;
     const key = options?.key ?? `${kind}-${this.asked}`;
     if (typeof key !== "string" || !KEY.test(key)) {
@@ -368,6 +325,92 @@ export class InputRound implements ClientAsker {
     this.used[key] = answer;
     return Promise.resolve(checked);
   }
+}
+
+/**
+ * One question as the spec's request (`elicitation/create`, `sampling/createMessage`,
+ * `roots/list`) with the check of its answer: shared by both eras' askers.
+ */
+export interface PreparedAsk {
+  /** The kind, as default question keys name it. */
+  readonly kind: "elicit" | "sample" | "roots";
+  readonly request: InputRequest;
+  /** The answer, checked and shaped; a string says what is wrong with it. */
+  readonly check: (answer: unknown) => unknown;
+}
+
+/**
+ * A form elicitation for a client with `capabilities`, or the error the ask rejects with: a
+ * {@link MissingClientCapabilityError}, or a TypeError for a schema the spec does not allow.
+ */
+export function prepareElicit(
+  capabilities: Readonly<Record<string, unknown>>,
+  message: string,
+  schema: ElicitSchema | z.ZodObject,
+): PreparedAsk | Error {
+  const elicitation = capabilities.elicitation;
+  // An empty `elicitation` object declares form mode (2025-11-25 and 2026-07-28 elicitation,
+  // "Capabilities").
+  const form =
+    isPlainObject(elicitation) &&
+    (isPlainObject(elicitation.form) || !isPlainObject(elicitation.url));
+  if (!form) return new MissingClientCapabilityError({ elicitation: {} });
+  const zod = schema instanceof z.ZodType ? schema : null;
+  const requestedSchema = zod === null ? (schema as ElicitSchema) : jsonSchemaOf(zod);
+  // A programming error, reported as such (-32603 and the server's onError), not sent.
+  if (!isFlatForm(requestedSchema)) return new TypeError(FORM_RULE);
+  return {
+    kind: "elicit",
+    request: { method: "elicitation/create", params: { mode: "form", message, requestedSchema } },
+    check: (answer) => elicitAnswer(answer, requestedSchema, zod),
+  };
+}
+
+/** A URL elicitation for a client with `capabilities`, or the error the ask rejects with. */
+export function prepareElicitUrl(
+  capabilities: Readonly<Record<string, unknown>>,
+  message: string,
+  url: string,
+): PreparedAsk | Error {
+  const elicitation = capabilities.elicitation;
+  if (!isPlainObject(elicitation) || !isPlainObject(elicitation.url)) {
+    return new MissingClientCapabilityError({ elicitation: { url: {} } });
+  }
+  return {
+    kind: "elicit",
+    request: { method: "elicitation/create", params: { mode: "url", message, url } },
+    check: (answer) => elicitAnswer(answer, null, null),
+  };
+}
+
+/** A sampling request for a client with `capabilities`, or the error the ask rejects with. */
+export function prepareSample(
+  capabilities: Readonly<Record<string, unknown>>,
+  request: SampleRequest,
+): PreparedAsk | Error {
+  const sampling = capabilities.sampling;
+  if (!isPlainObject(sampling)) return new MissingClientCapabilityError({ sampling: {} });
+  if (
+    (request.tools !== undefined || request.toolChoice !== undefined) &&
+    !isPlainObject(sampling.tools)
+  ) {
+    return new MissingClientCapabilityError({ sampling: { tools: {} } });
+  }
+  const context = request.includeContext;
+  if (context !== undefined && context !== "none" && !isPlainObject(sampling.context)) {
+    return new MissingClientCapabilityError({ sampling: { context: {} } });
+  }
+  return {
+    kind: "sample",
+    request: { method: "sampling/createMessage", params: { ...request } },
+    check: sampleAnswer,
+  };
+}
+
+/** A roots request for a client with `capabilities`, or the error the ask rejects with. */
+export function prepareRoots(capabilities: Readonly<Record<string, unknown>>): PreparedAsk | Error {
+  if (!isPlainObject(capabilities.roots)) return new MissingClientCapabilityError({ roots: {} });
+  return { kind: "roots", request: { method: "roots/list", params: {} }, check: rootsAnswer };
 }
 
 /** Rejected with {@link InputPending}, and marked handled: a handler that never awaits it is fine. */
@@ -520,7 +563,7 @@ function rootsAnswer(answer: unknown): unknown {
 export function cannotAsk(): Promise<never> {
   return Promise.reject(
     new CannotAskClientError(
-      "The client cannot be asked for input on this request (only 2026-07-28 tools/call, prompts/get and resources/read can ask)",
+      "The client cannot be asked for input on this request (only tools/call, prompts/get and resources/read can ask)",
     ),
   );
 }

@@ -2,8 +2,8 @@
  * JSON-RPC 2.0 message shapes as MCP uses them, the classification of one parsed POST body, and
  * the serialisers for responses. Classification (JSON-RPC 2.0, https://www.jsonrpc.org/specification): a request is an
  * object with `"jsonrpc": "2.0"`, an `id` key (any JSON-RPC id, `null` included) and a string
- * `method`; a notification is the same without an `id` key. A client's *response* (it answers a
- * server request) is accepted and ignored: conduit-mcp never sends requests to clients.
+ * `method`; a notification is the same without an `id` key. A client's *response* answers a
+ * server request (2025-11-25 elicitation, sampling, roots: pending-server-requests.ts).
  */
 import type { RequestId } from "../cancellation/types.js";
 import { ErrorCode } from "../errors.js";
@@ -29,7 +29,7 @@ export interface JsonRpcNotification {
 export type ClassifiedMessage =
   | { readonly kind: "request"; readonly message: JsonRpcRequest }
   | { readonly kind: "notification"; readonly message: JsonRpcNotification }
-  | { readonly kind: "response" }
+  | { readonly kind: "response"; readonly message: Readonly<Record<string, unknown>> }
   | { readonly kind: "invalid"; readonly id: RequestId | null };
 
 /**
@@ -64,7 +64,9 @@ export function classifyMessage(body: unknown): ClassifiedMessage {
   if ("method" in message)
     return { kind: "invalid", id: validId ? (id as RequestId | null) : null };
   // No method: a response to a server request (result or error and an id).
-  if (hasId && validId && ("result" in message || "error" in message)) return { kind: "response" };
+  if (hasId && validId && ("result" in message || "error" in message)) {
+    return { kind: "response", message };
+  }
   return { kind: "invalid", id: validId && hasId ? (id as RequestId | null) : null };
 }
 

@@ -19,6 +19,12 @@ export interface RequestMeta {
   /** The session's `logging/setLevel` threshold, or null (send every level). */
   readonly logLevel: LoggingLevel | null;
   /**
+   * What the client declared it can be asked (elicitation, sampling, roots) in the `initialize`
+   * of its session or stdio connection; null or absent when this server was not told (a
+   * stateless request): then the server's `unknownCapabilities` rule applies.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>> | null | undefined;
+  /**
    * The transport's request headers, names in lower case, when it has any (HTTP): tracing reads
    * `traceparent`/`tracestate` and `mcp-protocol-version` from them. Absent for stdio.
    */

@@ -42,6 +42,7 @@ import {
   type InputRequiredSettings,
   inputRequiredSettings,
 } from "../protocol/input-required.js";
+import { serverRequestSettings } from "../protocol/server-requests.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -256,7 +257,7 @@ class ConduitMcpServer implements McpServer {
       const ttlMs = options.sessions.ttlMs;
       this.janitor = new SessionJanitor(store, ttlMs, Math.min(ttlMs, 60_000));
       hooks = {
-        async create(principalId, protocolVersion, creatorScope) {
+        async create(principalId, protocolVersion, creatorScope, clientCapabilities) {
           const id = mintSessionId();
           const now = Date.now();
           const outcome = await store.create({
@@ -267,6 +268,7 @@ class ConduitMcpServer implements McpServer {
             createdAt: now,
             lastSeenAt: now,
             logLevel: null,
+            clientCapabilities,
           });
           return outcome === "created" ? { id } : { id: null, refused: outcome };
         },
@@ -470,6 +472,7 @@ class ConduitMcpServer implements McpServer {
     }
     // Then every remaining call is aborted; its exchange ends at once (-32800 or stream end).
     this.dispatcher.abortAll(new RequestCancelledError("shutdown"));
+    this.dispatcher.serverRequests.table.shutdown();
     // Isolated tools still running after the abort are terminated with their threads.
     await this.pool?.close();
     await delay(10);
@@ -518,6 +521,7 @@ function surfaceOptions(input: McpServerOptions) {
     instructions,
     cursorSecret,
     inputRequired: inputRequiredOf(input.inputRequired),
+    serverRequests: serverRequestSettings(input.serverRequests),
     pageSize: boundedInteger(input.pageSize, "pageSize", 100, 1, 10_000),
     maxUriLength: boundedInteger(input.maxUriLength, "maxUriLength", 8_192, 64, 1_048_576),
     maxTemplateValueLength: boundedInteger(

@@ -21,6 +21,7 @@ import {
   type Tool,
 } from "../protocol/index.js";
 import type { InputRequiredOptions } from "../protocol/input-required.js";
+import type { ServerRequestOptions } from "../protocol/server-requests.js";
 import type { SessionStore } from "../sessions/index.js";
 // The files themselves, not telemetry/index.js: these declarations must not reach the optional
 // @opentelemetry/api's types.
@@ -96,6 +97,13 @@ export interface McpServerOptions {
    * process, flows of at most 10 minutes. README, "Asking the client".
    */
   readonly inputRequired?: InputRequiredOptions;
+  /**
+   * Asking the client on 2025-11-25 requests (`ctx.elicit`, `ctx.sample`, `ctx.roots` send
+   * requests on the call's SSE stream): timeout (default 5 min), asks waiting per scope (16) and
+   * in all (10 000), the rule where capabilities are unknown (`"refuse"`), and the bus carrying
+   * answers between nodes (none). README, "Asking the client".
+   */
+  readonly serverRequests?: ServerRequestOptions;
   /** Longest URI a `resources/read` may name; longer is -32602. Default 8 192. */
   readonly maxUriLength?: number;
   /** Longest value one resource template variable may match; longer is -32602. Default 1 024. */

@@ -36,6 +36,7 @@ interface MutableSession {
   createdAt: number;
   lastSeenAt: number;
   logLevel: string | null;
+  clientCapabilities?: string | null;
 }
 
 /**

@@ -24,6 +24,12 @@ export interface SessionRecord {
   readonly lastSeenAt: number;
   /** The `logging/setLevel` threshold, or null. */
   readonly logLevel: string | null;
+  /**
+   * What the client's `initialize` declared it can be asked, as the flag list the protocol layer
+   * makes of it (`"elicitation.form sampling roots"`, `""` for nothing); absent or null when not
+   * recorded (a server then treats the capabilities as unknown).
+   */
+  readonly clientCapabilities?: string | null;
 }
 
 /**

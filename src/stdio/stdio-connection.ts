@@ -24,6 +24,8 @@ import { normalizeRequestId } from "../cancellation/index.js";
 import { ErrorCode } from "../errors.js";
 import {
   ACQUIRED,
+  askableCapabilities,
+  capabilitiesOf,
   checkModernRequest,
   classifyMessage,
   type Dispatcher,
@@ -90,6 +92,8 @@ export class StdioConnection implements StdioExchangeHost {
   private readonly deferred = new Map<StdioExchange, () => void>();
   /** Set by `logging/setLevel`: the connection is the client's session for log levels. */
   private logLevel: LoggingLevel | null = null;
+  /** What the client's `initialize` declared it can be asked; null before it. */
+  private clientCapabilities: Readonly<Record<string, unknown>> | null = null;
   private ended = false;
   private outputFailed = false;
   private drain: Promise<void> | null = null;
@@ -191,7 +195,9 @@ export class StdioConnection implements StdioExchangeHost {
         );
         return;
       case "response":
-        return; // the server sends no requests, so there is nothing to correlate
+        // An answer to one of our requests (elicitation, sampling, roots): this connection's scope.
+        void this.core.dispatcher.handleResponse(classified.message, this.scope);
+        return;
       case "notification":
         this.notification(classified.message);
         return;
@@ -228,7 +234,9 @@ export class StdioConnection implements StdioExchangeHost {
       principal: null,
       sessionId: null,
       logLevel: checked === null ? this.logLevel : checked.logLevel,
+      clientCapabilities: this.clientCapabilities,
     };
+    if (envelope === null && message.method === "initialize") this.rememberCapabilities(message);
     void this.dispatch(message, meta, exchange, envelope);
   }
 
@@ -247,6 +255,12 @@ export class StdioConnection implements StdioExchangeHost {
       exchange.releaseSlots();
     }
     if (envelope === null && message.method === "logging/setLevel") this.rememberLevel(message);
+  }
+
+  /** The connection is the client's session: what its `initialize` declared is remembered. */
+  private rememberCapabilities(message: JsonRpcRequest): void {
+    const params = isPlainObject(message.params) ? message.params : undefined;
+    this.clientCapabilities = capabilitiesOf(askableCapabilities(params?.capabilities));
   }
 
   /** After an accepted `logging/setLevel`, later requests of the connection use that level. */

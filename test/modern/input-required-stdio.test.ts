@@ -3,7 +3,9 @@
  * `input_required` results travel inline, the same multi round-trip pattern as over HTTP): the
  * official 2.x client, pinned to 2026-07-28, spawns `conduit-mcp serve --stdio` (the demo tools)
  * and fulfils `confirm`'s elicitation and `ask-model`'s sampling itself, retrying on the same
- * connection; the SDK 1.x client (2025-11-25) gets the demo's "cannot be asked" answer.
+ * connection; the SDK 1.x client (2025-11-25) is asked with an `elicitation/create` request on
+ * stdout and answers on stdin (2025-11-25 server-to-client requests), or, without the
+ * capability, gets the demo's "cannot be asked" answer.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -13,6 +15,7 @@ import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const SERVER = {
   command: process.execPath,
@@ -61,15 +64,32 @@ describe("asking the client over stdio", () => {
     assert.equal(text(answered), "42 (model: stdio-model)");
   });
 
-  test("2025-11-25 (SDK 1.x): the handler is told it cannot ask, and says so", async () => {
+  test("2025-11-25 (SDK 1.x): the elicitation request goes out on stdout, its answer comes back on stdin", async () => {
     const legacy = new Client(
       { name: "stdio-legacy", version: "1.0.0" },
       { capabilities: { elicitation: {} } },
     );
+    const questions: string[] = [];
+    legacy.setRequestHandler(ElicitRequestSchema, async (request) => {
+      questions.push(request.params.message);
+      return { action: "accept", content: { confirm: true } };
+    });
     await legacy.connect(new StdioClientTransport(SERVER));
     try {
       const result = await legacy.callTool({ name: "confirm", arguments: { action: "tidy up" } });
-      assert.match(text(result), /^Not done: tidy up \(The client cannot be asked for input/);
+      assert.equal(text(result), "Done: tidy up");
+      assert.deepEqual(questions, ["Do you want to tidy up?"]);
+    } finally {
+      await legacy.close();
+    }
+  });
+
+  test("2025-11-25 (SDK 1.x) without the capability: the handler is told it cannot ask, and says so", async () => {
+    const legacy = new Client({ name: "stdio-legacy", version: "1.0.0" }, { capabilities: {} });
+    await legacy.connect(new StdioClientTransport(SERVER));
+    try {
+      const result = await legacy.callTool({ name: "confirm", arguments: { action: "tidy up" } });
+      assert.match(text(result), /^Not done: tidy up \(The client did not declare the elicitation/);
     } finally {
       await legacy.close();
     }

@@ -664,7 +664,7 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
     }
   });
 
-  test("2025-11-25: the handler gets a catchable CannotAskClientError; uncaught, an isError result", async () => {
+  test("2025-11-25 without a session (capabilities unknown, rule refuse): a catchable CannotAskClientError; uncaught, an isError result", async () => {
     const init = await fetch(urlA, {
       method: "POST",
       headers: {
@@ -700,12 +700,16 @@ describe("input-required results (2026-07-28) over raw HTTP, two nodes sharing t
           }),
         })
       ).json()) as { result: { content: { text: string }[]; isError?: boolean } };
-    assert.equal((await legacy("fallback")).result.content[0]?.text, "cannot ask on this request");
+    // The fallback tool catches MissingClientCapabilityError first: capabilities are unknown.
+    assert.equal(
+      (await legacy("fallback")).result.content[0]?.text,
+      'cannot elicit: {"elicitation":{}}',
+    );
     const uncaught = await legacy("must_elicit");
     assert.equal(uncaught.result.isError, true);
     assert.match(
       uncaught.result.content[0]?.text ?? "",
-      /cannot be asked for input on this request/,
+      /did not declare the elicitation capability/,
     );
   });
 
