@@ -194,6 +194,25 @@ export {
   type SessionStore,
 } from "./sessions/index.js";
 export {
+  type CancelTaskOutcome,
+  type CreateTaskOutcome,
+  type EvictedTask,
+  type FinishTaskOutcome,
+  type ListTasksOptions,
+  MemoryTaskStore,
+  type MemoryTaskStoreOptions,
+  type NewTask,
+  type TaskChange,
+  type TaskOutcome,
+  type TaskPage,
+  type TaskRecord,
+  type TaskStatus,
+  type TaskStore,
+  type TaskSweepResult,
+  type TaskUpdate,
+  type TerminalTaskStatus,
+} from "./tasks/index.js";
+export {
   type HandlerErrorContext,
   type HandlerErrorHook,
   logHandlerError,
