@@ -80,6 +80,8 @@ local function setCount(base, creator)
   end
 end
 
+-- Every node hears that the session ended (its GET stream and subscriptions end with it). A
+-- channel is not a key, so publishing from a script stays within one Cluster slot.
 local function removeSession(base, id)
   local key = base .. ':sess:' .. id
   local creator = redis.call('HGET', key, 'creatorScope')
@@ -89,6 +91,7 @@ local function removeSession(base, id)
     redis.call('ZREM', base .. ':sc:' .. creator, id)
     setCount(base, creator)
   end
+  redis.call('PUBLISH', base .. ':ended', id)
 end
 `;
 /**
@@ -153,16 +156,18 @@ return #ids
 `;
 
 interface SessionScripts {
-  conduitMcpSessionCreateV3(...args: string[]): Promise<number>;
+  conduitMcpSessionCreateV4(...args: string[]): Promise<number>;
   conduitMcpSessionGetV3(...args: string[]): Promise<string[] | null>;
   conduitMcpSessionSetLevelV1(...args: string[]): Promise<number>;
-  conduitMcpSessionDeleteV2(...args: string[]): Promise<number>;
-  conduitMcpSessionExpireV3(...args: string[]): Promise<number>;
+  conduitMcpSessionDeleteV3(...args: string[]): Promise<number>;
+  conduitMcpSessionExpireV4(...args: string[]): Promise<number>;
 }
 
 type Client = Redis | Cluster;
 
 const PAGE = 1_000;
+/** A session id as published on the ended channel: visible ASCII, as ids are minted. */
+const ENDED_ID = /^[\x21-\x7e]{1,256}$/;
 /** A call that did not reach Redis (outage, timeout, not connected). */
 const UNAVAILABLE: unique symbol = Symbol("unavailable");
 
@@ -225,6 +230,15 @@ export class RedisSessionStore implements SessionStore {
   };
   private flushing = false;
   private closed = false;
+  /** Listeners of {@link onEnded}. */
+  private readonly endedListeners = new Set<(id: string) => void>();
+  /**
+   * The connection that hears sessions ended on any node (`<base>:ended`), opened by the first
+   * {@link onEnded}: a subscribed connection cannot run other commands.
+   */
+  private subscriber: Client | null = null;
+  /** Whether the subscriber listened before: a later subscription must check what it missed. */
+  private listenedBefore = false;
 
   constructor(options: RedisSessionStoreOptions) {
     const prefix = options.prefix ?? "conduit-mcp";
@@ -273,11 +287,11 @@ export class RedisSessionStore implements SessionStore {
     this.maxSessionsArg = max;
     const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
     this.keys = new KeyLayout(prefix, clientKeyPrefix, 1).all[0] as ShardKeys;
-    this.client.defineCommand("conduitMcpSessionCreateV3", { lua: CREATE, numberOfKeys: 3 });
+    this.client.defineCommand("conduitMcpSessionCreateV4", { lua: CREATE, numberOfKeys: 3 });
     this.client.defineCommand("conduitMcpSessionGetV3", { lua: GET, numberOfKeys: 2 });
     this.client.defineCommand("conduitMcpSessionSetLevelV1", { lua: SET_LEVEL, numberOfKeys: 1 });
-    this.client.defineCommand("conduitMcpSessionDeleteV2", { lua: DELETE, numberOfKeys: 1 });
-    this.client.defineCommand("conduitMcpSessionExpireV3", { lua: EXPIRE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionDeleteV3", { lua: DELETE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionExpireV4", { lua: EXPIRE, numberOfKeys: 1 });
     this.client.on("error", this.onError);
     this.client.on("ready", this.onReady);
     this.client.on("close", this.onClose);
@@ -325,7 +339,8 @@ export class RedisSessionStore implements SessionStore {
       // Unknown to Redis: only a session kept during an outage and not yet written back survives.
       const kept = this.local.get(id);
       if (kept?.pending === true) return this.touchLocal(id);
-      this.forget(id);
+      // Held here but gone from Redis: ended elsewhere, perhaps while this node was not listening.
+      if (this.forget(id)) this.ended(id);
       return undefined;
     }
     const fields = new Map<string, string>();
@@ -366,11 +381,13 @@ export class RedisSessionStore implements SessionStore {
     // delete waits for Redis must not find the session still there and write it again.
     const kept = this.forget(id);
     const n = await this.call(
-      (c) => c.conduitMcpSessionDeleteV2(this.sessionKey(id), id, this.keys.luaBase),
+      (c) => c.conduitMcpSessionDeleteV3(this.sessionKey(id), id, this.keys.luaBase),
       UNAVAILABLE,
     );
     if (n !== UNAVAILABLE) return n === 1;
     if (this.pendingDeletes.size < Math.max(1, this.localMax)) this.pendingDeletes.add(id);
+    // Redis is away: this node's listeners hear it now, the others when the delete is replayed.
+    if (kept) this.ended(id);
     return kept;
   }
 
@@ -387,7 +404,7 @@ export class RedisSessionStore implements SessionStore {
     for (let page = 0; page < 10_000; page++) {
       const n = await this.call(
         (c) =>
-          c.conduitMcpSessionExpireV3(this.keys.sessions, this.keys.luaBase, ttl, String(PAGE), at),
+          c.conduitMcpSessionExpireV4(this.keys.sessions, this.keys.luaBase, ttl, String(PAGE), at),
         0,
       );
       removed += n;
@@ -403,6 +420,22 @@ export class RedisSessionStore implements SessionStore {
     return this.call((c) => c.zcard(this.keys.sessions), 0);
   }
 
+  /**
+   * Calls `listener` with the id of every session ended on any node sharing this Redis (`DELETE`,
+   * idle expiry, eviction, a re-created id): the scripts that remove a session publish its id on
+   * `<prefix>:ended`, heard by every node, this one included. Also told: a session ended during
+   * an outage on this node, one this node held that Redis no longer knows, and, after this node's
+   * subscription was away, each session of the local copy that ended meanwhile. A listener may
+   * hear an id more than once; what it does must be idempotent.
+   */
+  onEnded(listener: (id: string) => void): () => void {
+    this.endedListeners.add(listener);
+    if (this.subscriber === null && !this.closed) this.openSubscriber();
+    return () => {
+      this.endedListeners.delete(listener);
+    };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -412,6 +445,17 @@ export class RedisSessionStore implements SessionStore {
     this.client.off("error", this.onError);
     this.client.off("ready", this.onReady);
     this.client.off("close", this.onClose);
+    this.endedListeners.clear();
+    if (this.subscriber !== null) {
+      this.subscriber.removeAllListeners("message");
+      if (this.subscriber.status === "ready") {
+        await Promise.race([
+          this.subscriber.quit().catch(() => {}),
+          new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref()),
+        ]);
+      }
+      this.subscriber.disconnect();
+    }
     if (this.ownsClient) {
       if (this.client.status === "ready") {
         await Promise.race([
@@ -423,12 +467,84 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
+  /** Tells the {@link onEnded} listeners; a listener's bug never breaks the store. */
+  private ended(id: string): void {
+    for (const listener of [...this.endedListeners]) {
+      try {
+        listener(id);
+      } catch {
+        // The listener's failure is its own.
+      }
+    }
+  }
+
+  private get endedChannel(): string {
+    // Channels are not key-prefixed by ioredis: the base carries the client's prefix already.
+    return `${this.keys.luaBase}:ended`;
+  }
+
+  private openSubscriber(): void {
+    const subscriber =
+      this.client instanceof Cluster
+        ? this.client.duplicate()
+        : this.client.duplicate({
+            enableOfflineQueue: false,
+            autoResubscribe: false,
+            maxRetriesPerRequest: 1,
+            lazyConnect: false,
+          });
+    this.subscriber = subscriber;
+    subscriber.on("error", () => {
+      // Outages are reported once, from the command connection.
+    });
+    subscriber.on("ready", () => void this.subscribeEnded(subscriber));
+    subscriber.on("message", (channel: string, raw: string) => {
+      if (this.closed || channel !== this.endedChannel) return;
+      // Hostile until validated: anyone who may PUBLISH on this Redis can send anything.
+      if (typeof raw !== "string" || !ENDED_ID.test(raw)) return;
+      this.forget(raw);
+      this.ended(raw);
+    });
+    if (subscriber.status === "ready") void this.subscribeEnded(subscriber);
+    connectIfLazy(subscriber, this.monitor);
+  }
+
+  /**
+   * (Re)subscribes; after a gap, asks Redis which sessions of the local copy still exist and
+   * tells the listeners about the others (their end was published while nobody here listened).
+   */
+  private async subscribeEnded(subscriber: Client): Promise<void> {
+    if (this.closed) return;
+    try {
+      await subscriber.subscribe(this.endedChannel);
+    } catch {
+      return; // Retried on the next `ready`.
+    }
+    if (!this.listenedBefore) {
+      this.listenedBefore = true;
+      return;
+    }
+    const ids = [...this.local.entries()].filter(([, kept]) => !kept.pending).map(([id]) => id);
+    for (let at = 0; at < ids.length; at += PAGE) {
+      const page = ids.slice(at, at + PAGE);
+      const scores = await this.call((c) => c.zmscore(this.keys.sessions, ...page), UNAVAILABLE);
+      if (scores === UNAVAILABLE) return;
+      page.forEach((id, i) => {
+        const kept = this.local.get(id);
+        if (scores[i] === null && kept !== undefined && !kept.pending) {
+          this.forget(id);
+          this.ended(id);
+        }
+      });
+    }
+  }
+
   /** Writes a record; `restore` only if Redis does not hold it already. */
   private write(record: SessionRecord, restore: boolean): Promise<number | typeof UNAVAILABLE> {
     const keys = this.keys;
     return this.call(
       (c) =>
-        c.conduitMcpSessionCreateV3(
+        c.conduitMcpSessionCreateV4(
           keys.sessions,
           this.sessionKey(record.id),
           `${keys.tag}:sc:${record.creatorScope}`,
@@ -481,7 +597,7 @@ export class RedisSessionStore implements SessionStore {
       }
       for (const id of [...this.pendingDeletes]) {
         const n = await this.call(
-          (c) => c.conduitMcpSessionDeleteV2(this.sessionKey(id), id, this.keys.luaBase),
+          (c) => c.conduitMcpSessionDeleteV3(this.sessionKey(id), id, this.keys.luaBase),
           UNAVAILABLE,
         );
         if (n === UNAVAILABLE) return;

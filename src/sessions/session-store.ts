@@ -70,7 +70,8 @@ export interface SessionStore {
   /**
    * Optional: calls `listener` with the id of every session this store ends (`delete`, idle
    * `cleanup`, eviction), so that what lives beside a session (its GET stream, its resource
-   * subscriptions) ends with it. Returns the function that stops listening.
+   * subscriptions) ends with it. A shared store tells every node of a session ended on any of
+   * them; a listener may hear an id more than once. Returns the function that stops listening.
    */
   onEnded?(listener: (id: string) => void): () => void;
 }

@@ -210,4 +210,75 @@ describe("RedisSessionStore", { skip: skip ?? false }, () => {
       await server.start();
     }
   });
+
+  it("onEnded: every node hears each session ended anywhere (delete, expiry, eviction, re-create)", async () => {
+    let now = 1_000;
+    const prefix = freshPrefix("ended");
+    const a = await make({ prefix, clock: () => now, maxSessions: 2 });
+    const b = await make({ prefix, clock: () => now, maxSessions: 2 });
+    const heardA: string[] = [];
+    const heardB: string[] = [];
+    a.onEnded((id) => heardA.push(id));
+    const stop = b.onEnded((id) => heardB.push(id));
+    b.onEnded(() => {
+      throw new Error("a listener's bug");
+    });
+    // The subscriptions are live once a published end reaches both (bounded wait).
+    await a.create(session("probe", now));
+    for (let i = 0; i < 200 && !(heardA.includes("probe") && heardB.includes("probe")); i++) {
+      await a.delete("probe");
+      await a.create(session("probe", now));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(heardB.includes("probe"), "node B's subscription never became live");
+    await a.delete("probe");
+    heardA.length = 0;
+    heardB.length = 0;
+    await a.create(session("d", now));
+    await b.delete("d"); // delete on B
+    await a.create(session("x", now));
+    await a.create(session("y", now));
+    now = 2_000;
+    await b.get("y");
+    await a.create(session("z", now)); // store full: evicts x (least recently used)
+    now = 10_000;
+    await b.get("z");
+    assert.equal(await b.cleanup(5_000, now), 1); // y idled out, swept by B
+    const deadline = Date.now() + 2_000;
+    // Late echoes of the probe may still arrive: only the sessions of this test count.
+    const ours = (heard: string[]) => [...new Set(heard.filter((id) => id !== "probe"))].sort();
+    while (Date.now() < deadline && (ours(heardA).length < 3 || ours(heardB).length < 3)) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.deepEqual(ours(heardA), ["d", "x", "y"]);
+    assert.deepEqual(ours(heardB), ["d", "x", "y"]);
+    stop();
+    await a.delete("z");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(heardA.includes("z"));
+    assert.ok(!heardB.includes("z"), "a stopped listener hears nothing more");
+  });
+
+  it("onEnded ignores a forged or malformed message on the channel", async () => {
+    const prefix = freshPrefix("forged");
+    const a = await make({ prefix });
+    const heard: string[] = [];
+    a.onEnded((id) => heard.push(id));
+    await a.create(session("real", 0));
+    const raw = new Redis(server.url);
+    try {
+      for (let i = 0; i < 200 && !heard.includes("real"); i++) {
+        await raw.publish(`{${prefix}}:ended`, "real");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.ok(heard.includes("real"));
+      await raw.publish(`{${prefix}}:ended`, "has space");
+      await raw.publish(`{${prefix}}:ended`, "x".repeat(300));
+      await raw.publish(`{${prefix}}:ended`, "bad\nline");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual([...new Set(heard)], ["real"]);
+    } finally {
+      raw.disconnect();
+    }
+  });
 });
