@@ -24,6 +24,18 @@ export interface RunningTarget {
   stop(): Promise<void>;
 }
 
+/** How to start a target. */
+export interface TargetOptions {
+  /** Give up when it has not announced its URL by then (ms; 30 s by default). */
+  readonly timeoutMs?: number;
+  /** Added to this process's environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Runs it under `taskset -c <cpu>` (every thread on that CPU), when not null. */
+  readonly cpu?: number | null;
+  /** Extra `node` flags before the script, e.g. `--cpu-prof`. */
+  readonly nodeArgs?: readonly string[];
+}
+
 /**
  * Spawns `node --import tsx <script>` and resolves once its first stdout line announces the URL.
  * Rejects (and kills the child) when it exits early, prints something else, or takes over
@@ -31,12 +43,21 @@ export interface RunningTarget {
  *
  * @example
  * ```ts
- * const { url, stop } = await startTarget("bench/lib/sdk-server.ts", 20_000);
+ * const { url, stop } = await startTarget("bench/lib/sdk-server.ts", { timeoutMs: 20_000, cpu: 1 });
  * ```
  */
-export function startTarget(script: string, timeoutMs = 30_000): Promise<RunningTarget> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+export function startTarget(script: string, options: TargetOptions = {}): Promise<RunningTarget> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const nodeArgs = [...(options.nodeArgs ?? []), "--import", "tsx", script];
+  const cpu = options.cpu ?? null;
+  // taskset execs node, so the child's pid is node's own (its /proc/<pid>/stat is the server's).
+  const [command, args] =
+    cpu === null
+      ? [process.execPath, nodeArgs]
+      : ["taskset", ["-c", String(cpu), process.execPath, ...nodeArgs]];
+  const child = spawn(command as string, args as string[], {
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...options.env },
   });
   const stop = (): Promise<void> =>
     new Promise((resolve) => {

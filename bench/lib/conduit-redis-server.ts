@@ -1,14 +1,13 @@
 /**
- * Benchmark target (a'): conduit-mcp as bench/lib/conduit-server.ts (the CLI's `echo`, defaults
+ * Benchmark target: conduit-mcp as bench/lib/conduit-server.ts (same definitions, defaults
  * otherwise) but with its cancellation registry on the Redis store, pointed at `BENCH_REDIS_URL`
- * (a private redis-server the report starts). Every call tracks, untracks and clears its entry
- * in Redis. Run as a child process: `BENCH_REDIS_URL=redis://… node --import tsx
- * bench/lib/conduit-redis-server.ts`.
+ * (a private redis-server the benchmark starts). Run as a child process: `BENCH_REDIS_URL=redis://…
+ * node --import tsx bench/lib/conduit-redis-server.ts`.
  */
 import { CancellationRegistry } from "../../src/cancellation/index.js";
-import { echoTool } from "../../src/cli/demo-tools.js";
 import { RedisCancellationStore } from "../../src/redis/index.js";
 import { createMcpServer } from "../../src/server/index.js";
+import { BENCH_DEFINITIONS } from "./conduit-definitions.js";
 import { announce } from "./listening.js";
 
 const redis = process.env.BENCH_REDIS_URL;
@@ -16,7 +15,7 @@ if (redis === undefined || redis === "") throw new Error("BENCH_REDIS_URL is not
 const store = new RedisCancellationStore({ redis });
 await store.ready(2_000);
 const server = createMcpServer({
-  tools: [echoTool],
+  ...BENCH_DEFINITIONS,
   registry: new CancellationRegistry({ store }),
 });
 const { url } = await server.listen({ host: "127.0.0.1", port: 0 });

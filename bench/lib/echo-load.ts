@@ -1,6 +1,6 @@
 /**
  * The throughput probe shared by the report: a pre-flight that fails loudly on a wrong answer, and
- * one autocannon run of `tools/call echo` (the same request and fresh-id scheme as bench/http.ts).
+ * one load run of `tools/call echo` (the same request and fresh-id scheme as bench/http.ts).
  *
  * @example
  * ```ts
@@ -8,18 +8,10 @@
  * const { rps, p99 } = await echoLoad("SDK 2.x", url, 5, 50);
  * ```
  */
-import autocannon from "autocannon";
-
 import { ECHO_HEADERS, echoBody, parseEchoResponse } from "./echo-request.js";
+import { type LoadResult, loadGenerator } from "./load-generator.js";
 
-/** One load run. */
-export interface LoadResult {
-  /** Mean requests per second over the run. */
-  readonly rps: number;
-  /** Latency percentiles, ms. */
-  readonly p50: number;
-  readonly p99: number;
-}
+export type { LoadResult } from "./load-generator.js";
 
 /**
  * Five sequential echo calls that must each be HTTP 200 with the echoed text (JSON or SSE); returns
@@ -50,41 +42,28 @@ export async function preflightEcho(label: string, url: string): Promise<string>
   return type;
 }
 
-let nextId = 1_000;
-
 /**
- * One autocannon run; throws when any answer was not 2xx or a connection failed.
+ * One run of `tools/call echo` from the shared load generator (bench/lib/load-generator.ts: `wrk`
+ * on its own CPU, autocannon as a noted fallback); throws when any answer was not 2xx or a
+ * connection failed.
  *
  * @example
  * ```ts
  * await echoLoad("conduit", url, 5, 50);
  * ```
  */
-export async function echoLoad(
+export function echoLoad(
   label: string,
   url: string,
   seconds: number,
   connections: number,
 ): Promise<LoadResult> {
-  const result = await autocannon({
+  return loadGenerator().run({
     url,
-    method: "POST",
-    headers: { ...ECHO_HEADERS },
-    requests: [
-      {
-        setupRequest: (request) => {
-          request.body = echoBody(++nextId);
-          return request;
-        },
-      },
-    ],
+    headers: ECHO_HEADERS,
+    body: echoBody,
+    seconds,
     connections,
-    duration: seconds,
+    label,
   });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(
-      `${label}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`,
-    );
-  }
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }

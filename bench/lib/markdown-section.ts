@@ -73,3 +73,22 @@ function locateSection(lines: readonly string[], heading: string): [number, numb
   }
   return [start, lines.length];
 }
+
+/**
+ * The titles of every level-2 section, in order (headings in fenced code blocks are not
+ * sections): lets the report keep sections other benchmarks or people added.
+ *
+ * @example
+ * ```ts
+ * sectionHeadings("# T\n\n## A\nx\n## B\ny\n"); // ["A", "B"]
+ * ```
+ */
+export function sectionHeadings(document: string): string[] {
+  const out: string[] = [];
+  let inFence = false;
+  for (const line of document.split("\n")) {
+    if (line.startsWith("```")) inFence = !inFence;
+    if (!inFence && line.startsWith("## ")) out.push(line.slice(3).trim());
+  }
+  return out;
+}

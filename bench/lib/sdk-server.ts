@@ -3,8 +3,9 @@
  * (sdk1.32.2 `examples/server/simpleStatelessStreamableHttp.js`): a new
  * `McpServer` and a new `StreamableHTTPServerTransport({ sessionIdGenerator: undefined })` per POST,
  * closed when the response closes, here on plain `node:http` instead of express (the transport reads
- * the body itself when none is passed). Same `echo` tool, validated with zod like conduit's.
- * Run as a child process by bench/http.ts: `node --import tsx bench/lib/sdk-server.ts`.
+ * the body itself when none is passed). Same `echo` tool, validated with zod like conduit's, and the
+ * same resource (bench/lib/bench-content.ts). It speaks 2025-11-25 only.
+ * Run as a child process by bench/lib/http-bench.ts: `node --import tsx bench/lib/sdk-server.ts`.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 
+import { BENCH_RESOURCE_MIME, BENCH_RESOURCE_URI, benchReadResult } from "./bench-content.js";
 import { announce } from "./listening.js";
 
 /** A fresh server per request, as the SDK's stateless example does. */
@@ -26,6 +28,12 @@ function buildServer(): McpServer {
     // Same bound as the CLI's echo (MAX_ECHO_CHARS), so both servers validate the same thing.
     { description: "Returns its text argument", inputSchema: { text: z.string().max(100_000) } },
     async ({ text }) => ({ content: [{ type: "text", text }] }),
+  );
+  server.registerResource(
+    "readme",
+    BENCH_RESOURCE_URI,
+    { mimeType: BENCH_RESOURCE_MIME },
+    async (uri) => benchReadResult(uri.href),
   );
   return server;
 }

@@ -3,7 +3,7 @@
  * `createMcpHandler(factory)`, with its default `legacy: "stateless"` posture, so one handler serves
  * the 2025-era request every target is sent (through the SDK's stateless legacy fallback: a fresh
  * server from the factory per request) and 2026-07-28 requests (its modern path). Same `echo` tool,
- * validated with zod like conduit's.
+ * validated with zod like conduit's, and the same resource (bench/lib/bench-content.ts).
  *
  * The handler is web-standard (`fetch(Request) → Response`); the SDK documents
  * `toNodeHandler(handler)` from `@modelcontextprotocol/node` for plain `node:http`, a package that
@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
+import { BENCH_RESOURCE_MIME, BENCH_RESOURCE_URI, benchReadResult } from "./bench-content.js";
 import { announce } from "./listening.js";
 
 /** The SDK's default body bound (`maxRequestBodySize`), applied while buffering here too. */
@@ -32,6 +33,12 @@ const handler = createMcpHandler(() => {
       inputSchema: z.object({ text: z.string().max(100_000) }),
     },
     async ({ text }) => ({ content: [{ type: "text", text }] }),
+  );
+  server.registerResource(
+    "readme",
+    BENCH_RESOURCE_URI,
+    { mimeType: BENCH_RESOURCE_MIME },
+    async (uri) => benchReadResult(uri.href),
   );
   return server;
 });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { replaceSection, sectionText } from "../../bench/lib/markdown-section.js";
+import { replaceSection, sectionHeadings, sectionText } from "../../bench/lib/markdown-section.js";
 
 const DOC = "# Benchmarks\n\n## HTTP\n\nold\n\n```\n## not a section\n```\n\n## Redis\n\nkeep\n";
 
@@ -25,4 +25,9 @@ test("a missing section is appended; sectionText finds it, or null", () => {
 test("a heading inside a code fence does not end a section", () => {
   assert.equal(sectionText(DOC, "HTTP"), "old\n\n```\n## not a section\n```");
   assert.equal(sectionText(DOC, "not a section"), null);
+});
+
+test("sectionHeadings lists every section in order, not headings inside a code fence", () => {
+  assert.deepEqual(sectionHeadings(DOC), ["HTTP", "Redis"]);
+  assert.deepEqual(sectionHeadings("# Only a title\n"), []);
 });

@@ -1,0 +1,467 @@
+/**
+ * The HTTP throughput benchmark's engine, shared by `npm run bench:http` (bench/http.ts) and
+ * `npm run bench` (bench/report.ts): every target in its own process pinned to one CPU, the load
+ * generator (bench/lib/load-generator.ts: `wrk`) pinned to the other, every path each target
+ * supports, rounds in rotating order, server CPU per request from /proc next to req/s and p99.
+ *
+ * @example
+ * ```ts
+ * const result = await runHttpBench({ targets: ["bare", "conduit"], paths: ["tools/call"], rounds: 3, duration: 5, warmup: 2, connections: 50 });
+ * console.log(httpTable(result));
+ * ```
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { cpus } from "node:os";
+
+import { type RedisServer, startRedisServer } from "../../test/helpers/redis-server.js";
+import { BENCH_PATHS, type BenchPath, type BenchPathKey } from "./bench-paths.js";
+import { type RunningTarget, startTarget } from "./child.js";
+import {
+  type CpuPlan,
+  cpuPlan,
+  type LoadGenerator,
+  type LoadResult,
+  loadGenerator,
+  pinProcess,
+} from "./load-generator.js";
+import { loadAverage, machineLine } from "./machine.js";
+import { median } from "./stats.js";
+
+/** The targets the benchmark knows. */
+export type TargetKey = "bare" | "conduit" | "conduit-redis" | "sdk2" | "sdk1" | "baseline";
+
+/** One target: a server script and the paths it serves. */
+export interface TargetSpec {
+  readonly key: TargetKey;
+  readonly label: string;
+  readonly script: string;
+  readonly paths: readonly BenchPathKey[];
+}
+
+const EVERY_PATH: readonly BenchPathKey[] = [
+  "tools/call",
+  "tools/call@2026",
+  "resources/read",
+  "prompts/get",
+];
+
+/** Every target but the baseline, in the order of the tables. */
+export const TARGETS: readonly TargetSpec[] = [
+  {
+    key: "bare",
+    label: "bare node:http (floor)",
+    script: "bench/lib/bare-server.ts",
+    paths: EVERY_PATH,
+  },
+  {
+    key: "conduit",
+    label: "conduit-mcp (memory store)",
+    script: "bench/lib/conduit-server.ts",
+    paths: EVERY_PATH,
+  },
+  {
+    key: "conduit-redis",
+    label: "conduit-mcp (Redis store)",
+    script: "bench/lib/conduit-redis-server.ts",
+    paths: EVERY_PATH,
+  },
+  {
+    key: "sdk2",
+    label: "SDK 2.x createMcpHandler",
+    script: "bench/lib/sdk2-server.ts",
+    paths: ["tools/call", "tools/call@2026", "resources/read"],
+  },
+  {
+    key: "sdk1",
+    label: "SDK 1.x stateless",
+    script: "bench/lib/sdk-server.ts",
+    // The SDK 1.x speaks 2025-11-25 only.
+    paths: ["tools/call", "resources/read"],
+  },
+];
+
+/** The default target set (all of them). */
+export const DEFAULT_TARGETS: readonly TargetKey[] = TARGETS.map((t) => t.key);
+
+/** What to run. */
+export interface HttpBenchOptions {
+  readonly targets: readonly TargetKey[];
+  readonly paths: readonly BenchPathKey[];
+  readonly rounds: number;
+  /** Seconds per measured run. */
+  readonly duration: number;
+  /** Seconds of warm-up per row, not measured. */
+  readonly warmup: number;
+  readonly connections: number;
+  /**
+   * Another checkout (e.g. `git worktree add /tmp/base <commit>` with a `node_modules` link):
+   * its bench/lib/conduit-server.ts becomes the `baseline` target (tools/call paths only).
+   */
+  readonly baselineDir?: string;
+  /** Extra node flags for the conduit target (e.g. `--cpu-prof`). */
+  readonly conduitNodeArgs?: readonly string[];
+}
+
+/** One measured row: a target answering one path. */
+export interface RowResult {
+  readonly target: TargetSpec;
+  readonly path: BenchPath;
+  /** The answer's media type. */
+  readonly answer: string;
+  readonly rounds: LoadResult[];
+  /** Server-process CPU time per request (user + system, all its threads), µs, per round. */
+  readonly cpuUs: number[];
+}
+
+/** A whole run. */
+export interface HttpBenchResult {
+  readonly options: HttpBenchOptions;
+  readonly rows: readonly RowResult[];
+  readonly generator: LoadGenerator;
+  readonly cpu: CpuPlan;
+  readonly loadBefore: string;
+  readonly loadAfter: string;
+  readonly seconds: number;
+  readonly date: string;
+  readonly notes: readonly string[];
+}
+
+/** USER_HZ, the unit of /proc/<pid>/stat times: 100 on every mainstream Linux build. */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU time (user + system) a process has used so far, ms, from /proc/<pid>/stat (Linux; NaN
+ * elsewhere). Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+ *
+ * @example
+ * ```ts
+ * processCpuMs(child.pid); // 1234.5
+ * ```
+ */
+export function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The pid of the redis-server listening on `port` (its title names the port), if found. */
+function redisPid(port: number): number | undefined {
+  try {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      let cmdline = "";
+      try {
+        cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      } catch {
+        continue;
+      }
+      if (cmdline.includes("redis-server") && cmdline.includes(String(port))) return Number(entry);
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Five sequential requests that must each pass the path's check; returns the media type. */
+async function preflight(label: string, url: string, path: BenchPath): Promise<string> {
+  let type = "";
+  for (let id = 1; id <= 5; id++) {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: path.headers,
+      body: path.body(id),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.text();
+    type = res.headers.get("content-type")?.split(";")[0] ?? "";
+    try {
+      path.check(res.status, res.headers.get("content-type"), text, id);
+    } catch (error) {
+      throw new Error(`pre-flight failed for ${label} ${path.label}: ${(error as Error).message}`);
+    }
+  }
+  return type;
+}
+
+const fmt = (n: number, digits = 0): string =>
+  Number.isFinite(n)
+    ? n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : "n/a";
+
+/**
+ * Runs the benchmark: starts every target (and a private redis-server for the Redis target),
+ * pre-flights every row, warms each up, then `rounds` rounds over every row in an order that
+ * rotates each round; checks every row again after the load. Progress goes to stderr.
+ *
+ * @example
+ * ```ts
+ * const result = await runHttpBench({ ...options, targets: ["conduit", "bare"] });
+ * ```
+ */
+export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBenchResult> {
+  const started = Date.now();
+  const loadBefore = loadAverage();
+  const generator = loadGenerator();
+  const cpu = cpuPlan();
+  const notes: string[] = [];
+  if (cpu.note !== "") notes.push(cpu.note);
+  console.error(`load generator: ${generator.description}`);
+  if (cpu.server !== null) console.error(`servers pinned to CPU ${cpu.server}`);
+
+  const specs: TargetSpec[] = TARGETS.filter((t) => options.targets.includes(t.key));
+  if (options.baselineDir !== undefined) {
+    const commit = execFileSync(
+      "git",
+      ["-C", options.baselineDir, "rev-parse", "--short", "HEAD"],
+      {
+        encoding: "utf8",
+      },
+    ).trim();
+    specs.push({
+      key: "baseline",
+      label: `conduit-mcp at ${commit} (baseline)`,
+      script: `${options.baselineDir}/bench/lib/conduit-server.ts`,
+      paths: ["tools/call", "tools/call@2026"],
+    });
+  }
+  let redis: RedisServer | null = null;
+  const running = new Map<TargetKey, RunningTarget>();
+  const rows: RowResult[] = [];
+  try {
+    for (const spec of specs) {
+      const env: Record<string, string> = {};
+      if (spec.key === "conduit-redis") {
+        redis = await startRedisServer();
+        env.BENCH_REDIS_URL = redis.url;
+        // redis-server does the server side's work too: on the servers' CPU, not the load's.
+        if (!pinProcess(redisPid(redis.port), cpu.server) && cpu.server !== null) {
+          notes.push("redis-server could not be pinned: it ran on any CPU");
+        }
+      }
+      const target = await startTarget(spec.script, {
+        cpu: cpu.server,
+        env,
+        nodeArgs: spec.key === "conduit" ? (options.conduitNodeArgs ?? []) : [],
+      });
+      running.set(spec.key, target);
+      for (const key of options.paths) {
+        if (!spec.paths.includes(key)) continue;
+        const path = BENCH_PATHS[key];
+        const answer = await preflight(spec.label, target.url, path);
+        console.error(`pre-flight ok: ${spec.label} ${path.label} (${answer})`);
+        rows.push({ target: spec, path, answer, rounds: [], cpuUs: [] });
+      }
+    }
+    const target = (row: RowResult): RunningTarget => running.get(row.target.key) as RunningTarget;
+    const load = (row: RowResult, seconds: number): Promise<LoadResult> =>
+      generator.run({
+        url: target(row).url,
+        headers: row.path.headers,
+        body: row.path.body,
+        seconds,
+        connections: options.connections,
+        label: `${row.target.label} ${row.path.label}`,
+      });
+    for (const row of rows) {
+      console.error(`warm-up ${row.target.label} ${row.path.label} (${options.warmup} s)`);
+      await load(row, options.warmup);
+    }
+    for (let round = 0; round < options.rounds; round++) {
+      // Rotate the order every round so slow drift (other work on the machine) spreads evenly.
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[(i + round) % rows.length] as RowResult;
+        const pid = target(row).child.pid;
+        const cpuBefore = processCpuMs(pid);
+        const r = await load(row, options.duration);
+        const cpuMs = processCpuMs(pid) - cpuBefore;
+        row.rounds.push(r);
+        row.cpuUs.push((cpuMs * 1_000) / r.requests);
+        console.error(
+          `round ${round + 1}/${options.rounds} ${row.target.label} ${row.path.label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ${fmt(row.cpuUs.at(-1) ?? Number.NaN)} µs CPU/req`,
+        );
+      }
+    }
+    // Still answering correctly after the load, or the figures mean nothing.
+    for (const row of rows) await preflight(row.target.label, target(row).url, row.path);
+  } finally {
+    await Promise.all([...running.values()].map((t) => t.stop()));
+    await (redis as RedisServer | null)?.stop();
+  }
+  return {
+    options,
+    rows,
+    generator,
+    cpu,
+    loadBefore,
+    loadAfter: loadAverage(),
+    seconds: Math.round((Date.now() - started) / 1_000),
+    date: new Date().toISOString().slice(0, 10),
+    notes,
+  };
+}
+
+/** The row of a target on a path, if it ran. */
+export function rowOf(
+  result: HttpBenchResult,
+  target: TargetKey,
+  path: BenchPathKey,
+): RowResult | undefined {
+  return result.rows.find((r) => r.target.key === target && r.path.key === path);
+}
+
+/** Median of a row's rounds for one figure; NaN when the row did not run. */
+export function medianOf(row: RowResult | undefined, figure: "rps" | "p50" | "p99"): number {
+  return row === undefined || row.rounds.length === 0
+    ? Number.NaN
+    : median(row.rounds.map((r) => r[figure]));
+}
+
+/** Median of a row's CPU µs per request over rounds; NaN when none. */
+export function cpuOf(row: RowResult | undefined): number {
+  const finite = (row?.cpuUs ?? []).filter(Number.isFinite);
+  return finite.length === 0 ? Number.NaN : median(finite);
+}
+
+/**
+ * Median over rounds of `a`'s req/s divided by `b`'s in the same round (measured seconds apart,
+ * under the same background load): steadier on a shared machine than a ratio of medians.
+ *
+ * @example
+ * ```ts
+ * ratio(rowOf(r, "conduit", "tools/call"), rowOf(r, "bare", "tools/call")); // 0.83
+ * ```
+ */
+export function ratio(
+  a: RowResult | undefined,
+  b: RowResult | undefined,
+  figure: "rps" | "p99" = "rps",
+): number {
+  if (a === undefined || b === undefined) return Number.NaN;
+  const values = a.rounds
+    .map((r, i) => r[figure] / (b.rounds[i]?.[figure] ?? Number.NaN))
+    .filter(Number.isFinite);
+  return values.length === 0 ? Number.NaN : median(values);
+}
+
+/**
+ * The results table: one row per target and path, medians over rounds.
+ *
+ * @example
+ * ```ts
+ * console.log(httpTable(result));
+ * ```
+ */
+export function httpTable(result: HttpBenchResult): string {
+  const lines = [
+    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | server CPU µs/req | req/s per round | answer |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+  ];
+  for (const key of result.options.paths) {
+    for (const row of result.rows.filter((r) => r.path.key === key)) {
+      const bare = rowOf(result, "bare", key);
+      const vsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare), 2);
+      const p99VsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare, "p99"), 2);
+      lines.push(
+        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(cpuOf(row))} | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The ratios the project's targets are stated in, one line each (those whose rows ran).
+ *
+ * @example
+ * ```ts
+ * console.log(httpRatios(result).join("\n"));
+ * ```
+ */
+export function httpRatios(result: HttpBenchResult): string[] {
+  const out: string[] = [];
+  for (const key of result.options.paths) {
+    const label = BENCH_PATHS[key].label;
+    const conduit = rowOf(result, "conduit", key);
+    const pair = (other: TargetKey, name: string): string | null => {
+      const row = rowOf(result, other, key);
+      return conduit === undefined || row === undefined
+        ? null
+        : `${name} ${fmt(ratio(conduit, row), 2)}×`;
+    };
+    const parts = [
+      pair("bare", "conduit-mcp / bare"),
+      rowOf(result, "bare", key) === undefined || conduit === undefined
+        ? null
+        : `p99 ${fmt(ratio(conduit, rowOf(result, "bare", key), "p99"), 2)}× bare's`,
+      pair("sdk2", "/ SDK 2.x"),
+      pair("sdk1", "/ SDK 1.x"),
+      pair("baseline", "/ baseline"),
+      conduit === undefined || rowOf(result, "conduit-redis", key) === undefined
+        ? null
+        : `Redis store / memory store ${fmt(ratio(rowOf(result, "conduit-redis", key), conduit), 2)}×`,
+    ].filter((p): p is string => p !== null);
+    if (parts.length > 0) out.push(`- ${label}: ${parts.join("; ")}`);
+  }
+  return out;
+}
+
+/**
+ * How the run was made, for the docs: load generator, pinning, sizes, machine and load average.
+ *
+ * @example
+ * ```ts
+ * console.log(httpMethod(result, "npm run bench:http"));
+ * ```
+ */
+export function httpMethod(result: HttpBenchResult, command: string): string {
+  const o = result.options;
+  const pinning =
+    result.cpu.server === null
+      ? `nothing pinned (${result.cpu.note})`
+      : `the load generator on CPU ${result.cpu.load}, every server (and redis-server) on CPU ${result.cpu.server}, with \`taskset\``;
+  return `Each server runs in its own process; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, the order rotating every round; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU).
+
+- Command: \`${command}\` (${result.seconds} s)
+- Date: ${result.date}; machine: ${machineLine()}
+- Load average (1 / 5 / 15 min): ${result.loadBefore} before, ${result.loadAfter} after, on ${cpus().length} CPUs: anything besides this run means other work competed (this is a shared VM), so read the ratios, which compare rows measured seconds apart under the same load${result.notes.map((n) => `\n- Note: ${n}`).join("")}`;
+}
+
+/**
+ * The "## HTTP" section of docs/benchmarks.md: what was measured, how, the table and the ratios.
+ *
+ * @example
+ * ```ts
+ * writeFileSync(path, replaceSection(doc, "HTTP", httpSection(result, "npm run bench:http")));
+ * ```
+ */
+export function httpSection(result: HttpBenchResult, command: string): string {
+  const paths = result.options.paths.map((key) => `- ${BENCH_PATHS[key].what}`).join("\n");
+  return `Paths, each measured on every server that speaks it:
+
+${paths}
+
+${httpMethod(result, command)}
+
+${httpTable(result)}
+
+${httpRatios(result).join("\n")}
+
+The servers: **bare \`node:http\`** parses the body and answers the same JSON-RPC result with no
+validation at all (the floor of any server on node:http, bench/lib/bare-server.ts).
+**conduit-mcp** is \`createMcpServer\` at its defaults serving the CLI's zod-validated \`echo\`
+tool and one Markdown resource (bench/lib/conduit-server.ts); the **Redis store** row is the same
+with \`new CancellationRegistry({ store: new RedisCancellationStore(…) })\` on a private
+\`redis-server\` (bench/lib/conduit-redis-server.ts). **SDK 2.x** is \`createMcpHandler(factory)\`
+from \`@modelcontextprotocol/server\` 2.4.0 with its default \`legacy: "stateless"\` fallback for
+2025-era requests (bench/lib/sdk2-server.ts; \`@modelcontextprotocol/node\`'s \`toNodeHandler\` is
+not installed, so a minimal equivalent adapter stands in and its cost is in the figure).
+**SDK 1.x** is the stateless example the SDK documents: a new \`McpServer\` and
+\`StreamableHTTPServerTransport\` per request (bench/lib/sdk-server.ts); it speaks 2025-11-25 only
+and answers with a one-event SSE stream.`;
+}
