@@ -48,6 +48,7 @@ export type ConduitErrorCode =
   | "CONDUIT_ERR_INVALID_OPTION"
   | "CONDUIT_ERR_REQUEST_CANCELLED"
   | "CONDUIT_ERR_STORE_CLOSED"
+  | "CONDUIT_ERR_STORE_UNAVAILABLE"
   | "CONDUIT_ERR_TOOL_KILLED"
   | "CONDUIT_ERR_TOOL_FAILED"
   | "CONDUIT_ERR_POOL_FULL"
@@ -217,6 +218,22 @@ export class RequestCancelledError extends ConduitError {
 export class StoreClosedError extends ConduitError {
   constructor() {
     super("CONDUIT_ERR_STORE_CLOSED", "the cancellation store is closed");
+  }
+}
+
+/**
+ * A shared store that fails closed (the Redis task store) could not reach its backend within its
+ * command timeout: the operation did not happen and may be retried. Not a wire error: the caller
+ * answers the client with an internal error, never this text.
+ *
+ * @example
+ * ```ts
+ * try { await tasks.get(scope, id); } catch (e) { if (e instanceof TaskStoreUnavailableError) retryLater(); }
+ * ```
+ */
+export class TaskStoreUnavailableError extends ConduitError {
+  constructor() {
+    super("CONDUIT_ERR_STORE_UNAVAILABLE", "the task store is unavailable (Redis unreachable)");
   }
 }
 

@@ -78,6 +78,7 @@ export {
   MissingClientCapabilityError,
   RequestCancelledError,
   StoreClosedError,
+  TaskStoreUnavailableError,
   ToolKilledError,
   WorkerPoolClosedError,
   WorkerPoolFullError,

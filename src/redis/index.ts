@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
- * import { RedisCancellationStore } from "conduit-mcp/redis";
+ * import { RedisCancellationStore, RedisTaskStore } from "conduit-mcp/redis";
  * const store = new RedisCancellationStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
+ * const tasks = new RedisTaskStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", nodeId: store.nodeId });
  * ```
  */
 
@@ -19,9 +20,27 @@ export type {
 } from "../cancellation/index.js";
 export type { CancellationSource } from "../errors.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
+export type {
+  CancelTaskOutcome,
+  CreateTaskOutcome,
+  EvictedTask,
+  FinishTaskOutcome,
+  ListTasksOptions,
+  NewTask,
+  TaskChange,
+  TaskOutcome,
+  TaskPage,
+  TaskRecord,
+  TaskStatus,
+  TaskStore,
+  TaskSweepResult,
+  TaskUpdate,
+  TerminalTaskStatus,
+} from "../tasks/index.js";
 export type { OutagePart, StoreOutageMessage } from "./outage-monitor.js";
 export {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
 } from "./redis-cancellation-store.js";
 export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
+export { RedisTaskStore, type RedisTaskStoreOptions } from "./redis-task-store.js";

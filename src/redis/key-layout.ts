@@ -168,7 +168,15 @@ export function wire(text: string): Wire {
   return Buffer.from(bytes);
 }
 
-function cat(head: string, ...parts: Wire[]): Wire {
+/**
+ * Joins a key head and scope or id parts, keeping bytes when a part is bytes.
+ *
+ * @example
+ * ```ts
+ * cat("{t}:ts:", wire("ip:1.2.3.4")); // "{t}:ts:ip:1.2.3.4"
+ * ```
+ */
+export function cat(head: string, ...parts: Wire[]): Wire {
   if (parts.every((part) => typeof part === "string")) return head + parts.join("");
   return Buffer.concat([
     Buffer.from(head),

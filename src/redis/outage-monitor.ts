@@ -8,14 +8,14 @@ import { channels } from "../diagnostics.js";
 /** Message of `conduit-mcp:store:outage`. */
 export interface StoreOutageMessage {
   readonly store: "redis";
-  /** Which store lost Redis: the cancellation store or the session store. */
+  /** Which store lost Redis: the cancellation, session or task store. */
   readonly part: OutagePart;
   readonly state: "down" | "up";
   readonly error?: string;
 }
 
 /** The store an {@link OutageMonitor} speaks for. */
-export type OutagePart = "cancellation" | "sessions";
+export type OutagePart = "cancellation" | "sessions" | "tasks";
 
 /** What each store does while Redis is away, for its one outage line. */
 const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
@@ -23,6 +23,8 @@ const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
     "Redis cancellation store unreachable (%s); failing open: requests are served, local cancellation still works, cross-node cancellation resumes when Redis is back",
   sessions:
     "Redis session store unreachable (%s); sessions created or seen on this node are served from its local copy, new sessions are kept there and written to Redis when it is back",
+  tasks:
+    "Redis task store unreachable (%s); failing closed: tasks cannot be created, read or cancelled until it is back (clients get an error and retry), status and results of tasks running here are written when it is back",
 };
 
 /**

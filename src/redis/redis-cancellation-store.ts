@@ -734,8 +734,8 @@ export function connectIfLazy(client: Client, monitor: OutageMonitor): void {
   client.connect().catch((error: unknown) => monitor.down(error));
 }
 
-/** ioredis options for a connection the store owns: fail fast, never buffer, retry forever. */
-function ownClientOptions(timeoutMs: number): RedisOptions {
+/** ioredis options for a connection a store owns: fail fast, never buffer, retry forever. */
+export function ownClientOptions(timeoutMs: number): RedisOptions {
   return {
     enableOfflineQueue: false,
     commandTimeout: timeoutMs,
@@ -747,7 +747,7 @@ function ownClientOptions(timeoutMs: number): RedisOptions {
 }
 
 /** Quits a connection within a bound, then drops it regardless. */
-async function quit(client: Client, timeoutMs: number): Promise<void> {
+export async function quit(client: Client, timeoutMs: number): Promise<void> {
   if (client.status === "ready") {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -761,7 +761,8 @@ async function quit(client: Client, timeoutMs: number): Promise<void> {
   client.disconnect();
 }
 
-function defaultNodeId(): string {
+/** A node id unique to this process: `<host>-<pid>-<random>`. */
+export function defaultNodeId(): string {
   const host =
     hostname()
       .replace(/[^\x21-\x7e]/g, "")
