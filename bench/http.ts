@@ -16,7 +16,9 @@
  * `--baseline DIR` (adds conduit-mcp as built from another checkout as a target of its own, for
  * before/after figures in one run: `git worktree add /tmp/base <commit>` and link
  * `node_modules`; printed only), `--cpu-prof DIR` (the conduit target runs under
- * `node --cpu-prof --cpu-prof-dir DIR`; its profile is written when it stops).
+ * `node --cpu-prof --cpu-prof-dir DIR`; its profile is written when it stops), `--src` (run
+ * conduit-mcp's TypeScript sources through tsx instead of compiling them first: the default
+ * compiles with `tsc -p tsconfig.build.json` into dist/ and measures the build, as it ships).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -44,6 +46,7 @@ const { values: flags } = parseArgs({
     "no-write": { type: "boolean", default: false },
     baseline: { type: "string" },
     "cpu-prof": { type: "string" },
+    src: { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -81,6 +84,7 @@ const options = {
   duration: quick ? 2 : positiveInt("duration", flags.duration),
   warmup: quick ? 1 : positiveInt("warmup", flags.warmup),
   connections: positiveInt("connections", flags.connections),
+  build: flags.src ? ("src" as const) : ("dist" as const),
   ...(flags.baseline === undefined ? {} : { baselineDir: flags.baseline }),
   ...(flags["cpu-prof"] === undefined
     ? {}
@@ -90,6 +94,7 @@ const fullRun =
   !quick &&
   flags.baseline === undefined &&
   flags["cpu-prof"] === undefined &&
+  !flags.src &&
   DEFAULT_TARGETS.every((t) => targets.includes(t)) &&
   DEFAULT_PATHS.every((p) => paths.includes(p));
 

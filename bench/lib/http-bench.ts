@@ -13,6 +13,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
+import { resolve } from "node:path";
 
 import { type RedisServer, startRedisServer } from "../../test/helpers/redis-server.js";
 import { BENCH_PATHS, type BenchPath, type BenchPathKey } from "./bench-paths.js";
@@ -101,6 +102,28 @@ export interface HttpBenchOptions {
   readonly baselineDir?: string;
   /** Extra node flags for the conduit target (e.g. `--cpu-prof`). */
   readonly conduitNodeArgs?: readonly string[];
+  /**
+   * `dist` (the default): compile with `tsc -p tsconfig.build.json` first (this tree and the
+   * baseline) and run conduit-mcp's compiled build, as the package ships it; `src`: run the
+   * TypeScript sources through tsx (whose transform adds a per-closure naming call).
+   */
+  readonly build?: "dist" | "src";
+}
+
+const built = new Set<string>();
+
+/** Compiles `dir`'s sources into `dir`/dist (once per process); returns that directory. */
+function buildDist(dir: string): string {
+  if (built.has(dir)) return resolve(dir, "dist");
+  built.add(dir);
+  const started = Date.now();
+  execFileSync(
+    process.execPath,
+    [resolve(dir, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+    { cwd: dir, stdio: ["ignore", "inherit", "inherit"] },
+  );
+  console.error(`built ${dir}/dist (${((Date.now() - started) / 1_000).toFixed(0)} s)`);
+  return resolve(dir, "dist");
 }
 
 /** One measured row: a target answering one path. */
@@ -230,12 +253,21 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       paths: ["tools/call", "tools/call@2026"],
     });
   }
+  const useDist = (options.build ?? "dist") === "dist";
+  const builds = new Map<TargetKey, string>();
+  if (useDist) {
+    const own = buildDist(process.cwd());
+    builds.set("conduit", own).set("conduit-redis", own);
+    if (options.baselineDir !== undefined) builds.set("baseline", buildDist(options.baselineDir));
+  }
   let redis: RedisServer | null = null;
   const running = new Map<TargetKey, RunningTarget>();
   const rows: RowResult[] = [];
   try {
     for (const spec of specs) {
       const env: Record<string, string> = {};
+      const build = builds.get(spec.key);
+      if (build !== undefined) env.BENCH_CONDUIT_BUILD = build;
       if (spec.key === "conduit-redis") {
         redis = await startRedisServer();
         env.BENCH_REDIS_URL = redis.url;
@@ -425,7 +457,11 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
     result.cpu.server === null
       ? `nothing pinned (${result.cpu.note})`
       : `the load generator on CPU ${result.cpu.load}, every server (and redis-server) on CPU ${result.cpu.server}, with \`taskset\``;
-  return `Each server runs in its own process; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, the order rotating every round; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU).
+  const build =
+    (o.build ?? "dist") === "dist"
+      ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships)"
+      : "conduit-mcp runs its TypeScript sources through tsx";
+  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, the order rotating every round; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU).
 
 - Command: \`${command}\` (${result.seconds} s)
 - Date: ${result.date}; machine: ${machineLine()}
