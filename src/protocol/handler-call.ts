@@ -158,6 +158,8 @@ const DISCONNECTED = "client disconnected";
 const SHUTTING_DOWN = "Server is shutting down";
 const CANCELLED_REASON = "The request that asked was cancelled";
 const COMPLETED = "The request that asked has completed";
+/** The error of asks withdrawn because their call completed (made only when one is waiting). */
+const completedError = (): CannotAskClientError => new CannotAskClientError(COMPLETED);
 
 /**
  * A running handler and its context.
@@ -413,7 +415,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     // Questions still waiting are withdrawn while the stream can still carry the notice.
     this.asker?.close?.(
       this.host.shuttingDown ? SHUTTING_DOWN : CANCELLED_REASON,
-      this.signal.reason,
+      () => this.signal.reason,
     );
     if (this.host.shuttingDown) {
       // Nobody cancelled: the server is going away. The client gets an answer that says so,
@@ -487,7 +489,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     }
     this.state = SETTLED;
     // The handler answered without waiting for every question: those still open are withdrawn.
-    this.asker?.close?.(COMPLETED, new CannotAskClientError(COMPLETED));
+    this.asker?.close?.(COMPLETED, completedError);
     this.host.ended(this, end);
     // Untracked before the answer is written, so a client that got its answer never sees the
     // request still in flight; the row is cleared afterwards.

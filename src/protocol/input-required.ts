@@ -210,9 +210,10 @@ export interface ClientAsker {
   verdict?(): RoundVerdict;
   /**
    * The call is over (cancelled, its client gone, or settled): asks still waiting are withdrawn
-   * and reject with `error`; `reason` is what the client is told.
+   * and reject with `error()`; `reason` is what the client is told. The error is made only when
+   * an ask is waiting: a settled call almost never has one, and an Error's stack is not free.
    */
-  close?(reason: string, error: unknown): void;
+  close?(reason: string, error: () => unknown): void;
 }
 
 /**

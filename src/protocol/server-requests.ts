@@ -193,12 +193,14 @@ export class ServerRequestAsker implements ClientAsker {
   saveState(): void {}
 
   /**
-   * The call is over (`reason` says why): every open ask is withdrawn and rejects with `error`;
+   * The call is over (`reason` says why): every open ask is withdrawn and rejects with `error()`;
    * the client is told of each while the stream is still open. Later asks are refused.
    */
-  close(reason: string, error: unknown): void {
+  close(reason: string, error: () => unknown): void {
     this.over = true;
-    for (const ask of [...this.open]) ask.withdraw(reason, error);
+    if (this.open.size === 0) return;
+    const cause = error();
+    for (const ask of [...this.open]) ask.withdraw(reason, cause);
   }
 
   /** @internal An ask ended: it leaves the call's set. */
