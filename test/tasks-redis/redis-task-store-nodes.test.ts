@@ -10,14 +10,19 @@
  *   of 200 guessed ids change nothing, and a scope with a lone surrogate is not its U+FFFD twin;
  * - forged channel messages are ignored;
  * - during a Redis stall (SIGSTOP), reads and creates reject with TaskStoreUnavailableError
- *   (fail closed) while the owner's finish is kept and written once Redis answers again.
+ *   (fail closed) while the owner's finish is kept and written once Redis answers again;
+ * - Redis stopped: one log line naming the task store and one `conduit-mcp:store:outage` event
+ *   (`part: "tasks"`) per outage, `{ state: "up" }` when it is back. (Last: it loses the data.)
  */
 import assert from "node:assert/strict";
+import diagnosticsChannel from "node:diagnostics_channel";
 import { after, before, describe, it } from "node:test";
 
 import { Redis } from "ioredis";
 
+import { ChannelName } from "../../src/diagnostics.js";
 import { TaskStoreUnavailableError } from "../../src/errors.js";
+import type { StoreOutageMessage } from "../../src/redis/index.js";
 import { RedisTaskStore, type RedisTaskStoreOptions } from "../../src/redis/index.js";
 import {
   newTaskId,
@@ -318,6 +323,39 @@ describe("RedisTaskStore across nodes", { skip: skip ?? false }, () => {
       assert.equal((await b.get(BOB, unrelated.taskId))?.status, "working", "untouched");
     } finally {
       await nodes.close();
+    }
+  });
+
+  it("an outage is reported once (log line and store:outage event, part tasks), and its end", async () => {
+    const lines: string[] = [];
+    const events: StoreOutageMessage[] = [];
+    const onOutage = (message: unknown) => events.push(message as StoreOutageMessage);
+    diagnosticsChannel.subscribe(ChannelName.storeOutage, onOutage);
+    const store = new RedisTaskStore({
+      redis: server.url,
+      prefix: freshPrefix("toutage"),
+      commandTimeoutMs: 200,
+      logger: (line) => lines.push(line),
+    });
+    try {
+      assert.ok(await store.ready(5_000));
+      await server.pause();
+      for (let i = 0; i < 5; i++) {
+        await assert.rejects(store.get(ALICE, newTaskId()), TaskStoreUnavailableError);
+      }
+      await server.start();
+      assert.ok(await store.ready(10_000), "the store reconnects by itself");
+      await store.get(ALICE, newTaskId());
+      const mine = events.filter((e) => e.part === "tasks");
+      assert.deepEqual(
+        mine.map((e) => e.state),
+        ["down", "up"],
+      );
+      assert.equal(lines.length, 1, lines.join("\n"));
+      assert.match(lines[0] as string, /Redis task store unreachable .*failing closed/);
+    } finally {
+      diagnosticsChannel.unsubscribe(ChannelName.storeOutage, onOutage);
+      await store.close();
     }
   });
 });
