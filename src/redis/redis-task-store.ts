@@ -162,7 +162,11 @@ interface PendingWrite {
   readonly scope: string;
   readonly taskId: string;
   update: TaskUpdate | null;
-  finish: TaskOutcome | null;
+  /** The first terminal write (a later one would find the task terminal anyway). */
+  end:
+    | { readonly kind: "finish"; readonly outcome: TaskOutcome }
+    | { readonly kind: "cancel"; readonly statusMessage: string | null }
+    | null;
 }
 
 /**
@@ -465,7 +469,9 @@ export class RedisTaskStore implements TaskStore {
     const written = await this.writeUpdate(scope, taskId, update);
     if (written !== UNAVAILABLE) return written;
     return this.keep(scope, taskId, (p) => {
+      if (p.end !== null) return false;
       p.update = { ...p.update, ...update };
+      return true;
     });
   }
 
@@ -476,7 +482,9 @@ export class RedisTaskStore implements TaskStore {
       // Checked here too: a result kept for later must fit as one written now would.
       if (Buffer.byteLength(payload, "utf8") > this.maxResultBytes) return "too_large";
       const kept = this.keep(scope, taskId, (p) => {
-        p.finish = outcome;
+        if (p.end !== null) return false;
+        p.end = { kind: "finish", outcome };
+        return true;
       });
       return kept ? "finished" : "not_running";
     }
@@ -488,6 +496,24 @@ export class RedisTaskStore implements TaskStore {
     taskId: string,
     statusMessage: string | null,
   ): Promise<CancelTaskOutcome> {
+    const written = await this.writeCancel(scope, taskId, statusMessage);
+    if (written !== UNAVAILABLE) return written;
+    // A run of this node that ended cancelled (its session closed, the node shuts down) must not
+    // leave its task `working` for good: the cancel is kept and written when Redis is back. The
+    // caller is still told that nothing was written now.
+    this.keep(scope, taskId, (p) => {
+      if (p.end !== null) return false;
+      p.end = { kind: "cancel", statusMessage };
+      return true;
+    });
+    throw new TaskStoreUnavailableError();
+  }
+
+  private async writeCancel(
+    scope: string,
+    taskId: string,
+    statusMessage: string | null,
+  ): Promise<CancelTaskOutcome | Unavailable> {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
     const reply = await this.call((c) =>
@@ -499,7 +525,7 @@ export class RedisTaskStore implements TaskStore {
         statusMessage === null ? "" : JSON.stringify(statusMessage),
       ),
     );
-    if (reply === UNAVAILABLE) throw new TaskStoreUnavailableError();
+    if (reply === UNAVAILABLE) return UNAVAILABLE;
     const code = Number(reply[0]);
     if (code === -1) return { outcome: "unknown" };
     const fields = reply.map(String);
@@ -694,16 +720,15 @@ export class RedisTaskStore implements TaskStore {
    * Keeps a write of a task this node runs for when Redis is back; false when this node does not
    * run it (then the caller is told, as for any task it cannot write).
    */
-  private keep(scope: string, taskId: string, change: (p: PendingWrite) => void): boolean {
+  private keep(scope: string, taskId: string, change: (p: PendingWrite) => boolean): boolean {
     const key = ownedKey(scope, taskId);
     if (!this.owned.has(key)) return false;
     let pending = this.pending.get(key);
     if (pending === undefined) {
-      pending = { scope, taskId, update: null, finish: null };
+      pending = { scope, taskId, update: null, end: null };
       this.pending.set(key, pending);
     }
-    change(pending);
-    return true;
+    return change(pending);
   }
 
   /** Redis is back: writes what was kept, updates before the finish, each as a check-and-set. */
@@ -717,8 +742,12 @@ export class RedisTaskStore implements TaskStore {
           if (done === UNAVAILABLE) return;
           pending.update = null;
         }
-        if (pending.finish !== null) {
-          const done = await this.writeFinish(pending.scope, pending.taskId, pending.finish);
+        const end = pending.end;
+        if (end !== null) {
+          const done =
+            end.kind === "finish"
+              ? await this.writeFinish(pending.scope, pending.taskId, end.outcome)
+              : await this.writeCancel(pending.scope, pending.taskId, end.statusMessage);
           if (done === UNAVAILABLE) return;
         }
         this.pending.delete(key);

@@ -10,7 +10,8 @@
  *   of 200 guessed ids change nothing, and a scope with a lone surrogate is not its U+FFFD twin;
  * - forged channel messages are ignored;
  * - during a Redis stall (SIGSTOP), reads and creates reject with TaskStoreUnavailableError
- *   (fail closed) while the owner's finish is kept and written once Redis answers again;
+ *   (fail closed); a node that lost its connection keeps its runs' updates, finishes and cancels
+ *   and writes them (check-and-set) once it is back;
  * - Redis stopped: one log line naming the task store and one `conduit-mcp:store:outage` event
  *   (`part: "tasks"`) per outage, `{ state: "up" }` when it is back. (Last: it loses the data.)
  */
@@ -283,13 +284,12 @@ describe("RedisTaskStore across nodes", { skip: skip ?? false }, () => {
     }
   });
 
-  it("fails closed for reads and creates during a Redis stall; the owner's finish is written after it", async () => {
+  it("fails closed for reads and creates during a Redis stall (SIGSTOP)", async () => {
     const nodes = new Nodes(server.url);
     try {
       const a = await nodes.node({ nodeId: "node-a", commandTimeoutMs: 200, leaseMs: 30_000 });
       const b = await nodes.node({ nodeId: "node-b", commandTimeoutMs: 200, leaseMs: 30_000 });
       const task = await create(a, ALICE);
-      const unrelated = await create(b, BOB);
       server.freeze();
       try {
         await assert.rejects(b.get(ALICE, task.taskId), TaskStoreUnavailableError);
@@ -297,32 +297,86 @@ describe("RedisTaskStore across nodes", { skip: skip ?? false }, () => {
           a.create({ scope: ALICE, taskId: newTaskId(), ttlMs: 1_000, pollIntervalMs: 1_000 }),
           TaskStoreUnavailableError,
         );
-        // (A call that timed out may still run when Redis answers again: an id nobody holds here.)
+        // (A call that timed out may still run when Redis answers again: an id nobody holds.)
         await assert.rejects(b.cancel(BOB, newTaskId(), null), TaskStoreUnavailableError);
         await assert.rejects(b.list(ALICE, { after: null, limit: 5 }), TaskStoreUnavailableError);
-        // The handler on node A does not see the outage.
-        assert.equal(await a.update(ALICE, task.taskId, { statusMessage: "90 %" }), true);
-        assert.equal(
-          await a.finish(ALICE, task.taskId, { status: "completed", result: '{"ok":true}' }),
-          "finished",
-        );
       } finally {
         server.thaw();
       }
       let read: TaskRecord | undefined;
-      for (let i = 0; i < 300; i++) {
+      for (let i = 0; i < 300 && read === undefined; i++) {
         read = await b.get(ALICE, task.taskId).catch(() => undefined);
-        if (read?.status === "completed") break;
-        // A call on node A tells it Redis answers again (its connection never dropped).
-        await a.size();
-        await sleep(10);
+        if (read === undefined) await sleep(10);
       }
-      assert.equal(read?.status, "completed");
-      assert.equal(read?.result, '{"ok":true}');
-      assert.equal(read?.statusMessage, "90 %");
-      assert.equal((await b.get(BOB, unrelated.taskId))?.status, "working", "untouched");
+      assert.equal(read?.status, "working", "the task was there all along");
     } finally {
       await nodes.close();
+    }
+  });
+
+  it("a node that lost Redis keeps its runs' writes and writes them when it is back", async () => {
+    const nodes = new Nodes(server.url);
+    const own = new Redis(server.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    own.on("error", () => {});
+    try {
+      const a = new RedisTaskStore({
+        redis: own,
+        prefix: nodes.prefix,
+        nodeId: "node-a",
+        leaseMs: 30_000,
+        logger: () => {},
+      });
+      nodes.stores.push(a);
+      assert.ok(await a.ready(5_000));
+      const b = await nodes.node({ nodeId: "node-b", leaseMs: 30_000 });
+      const done = await create(a, ALICE);
+      const stopped = await create(a, ALICE);
+      const others = await create(b, BOB);
+      const heard: TaskChange[] = [];
+      a.onChange((change) => heard.push(change));
+      // Node A's connection is gone: nothing is sent while it is away.
+      own.disconnect();
+      for (let i = 0; i < 200 && own.status !== "end"; i++) await sleep(5);
+      assert.equal(own.status, "end");
+      assert.equal(await a.update(ALICE, done.taskId, { statusMessage: "90 %" }), true);
+      assert.equal(
+        await a.finish(ALICE, done.taskId, { status: "completed", result: '{"ok":true}' }),
+        "finished",
+      );
+      assert.equal(await a.update(ALICE, done.taskId, { statusMessage: "late" }), false);
+      await assert.rejects(
+        a.cancel(ALICE, stopped.taskId, "the node is closing"),
+        TaskStoreUnavailableError,
+      );
+      await assert.rejects(a.get(ALICE, done.taskId), TaskStoreUnavailableError);
+      // A task this node does not run cannot be written while Redis is away.
+      assert.equal(
+        await a.finish(BOB, others.taskId, { status: "completed", result: "{}" }),
+        "not_running",
+      );
+      assert.equal((await b.get(ALICE, done.taskId))?.status, "working", "nothing written yet");
+      await own.connect();
+      let read: TaskRecord | undefined;
+      for (let i = 0; i < 300; i++) {
+        read = await b.get(ALICE, stopped.taskId);
+        if (read?.status === "cancelled") break;
+        await sleep(10);
+      }
+      assert.equal(read?.status, "cancelled");
+      assert.equal(read?.statusMessage, "the node is closing");
+      const finished = await b.get(ALICE, done.taskId);
+      assert.equal(finished?.status, "completed");
+      assert.equal(finished?.result, '{"ok":true}');
+      assert.equal(finished?.statusMessage, "90 %");
+      assert.equal((await b.get(BOB, others.taskId))?.status, "working", "untouched");
+      assert.deepEqual(
+        heard.map((change) => change.status).sort(),
+        ["cancelled", "completed"],
+        "the node's own listeners hear the writes once they are made",
+      );
+    } finally {
+      await nodes.close();
+      own.disconnect();
     }
   });
 
