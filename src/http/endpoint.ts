@@ -31,6 +31,7 @@ import {
   type JsonRpcRequest,
   type LoggingLevel,
   looksModernVersion,
+  mentionsParamHeaders,
   missingEnvelopeJson,
   modernClaim,
 } from "../protocol/index.js";
@@ -603,7 +604,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       protocolVersion: single(headers["mcp-protocol-version"]),
       method: single(headers["mcp-method"]),
       name: single(headers["mcp-name"]),
-      all: input.headersDistinct,
+      // Node builds headersDistinct on first use: only when an Mcp-Param-* header is there.
+      ...(mentionsParamHeaders(headers) ? { all: input.headersDistinct } : {}),
     });
     if (!envelope.ok) return reply(target, envelope.status, envelope.json, method);
     const exchange = opened(input, target, admission, null, request, accepts);

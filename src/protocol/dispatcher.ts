@@ -614,11 +614,18 @@ export class Dispatcher implements HandlerCallHost {
         );
       }
     } else if (ASKING_METHODS.has(invocation.method)) {
+      // The arguments' digest is a SHA-256 over their canonical JSON: computed only when a
+      // requestState is opened or sealed, never for a call that does not ask.
+      const args = request.params?.arguments;
+      let digest: string | undefined;
       const binding = {
         method: invocation.method,
         name: invocation.name,
         scope: meta.scope,
-        argumentsDigest: argumentsDigest(request.params?.arguments),
+        get argumentsDigest(): string {
+          digest ??= argumentsDigest(args);
+          return digest;
+        },
       };
       const opened = openInputRound(
         request.params,

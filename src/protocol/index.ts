@@ -122,6 +122,7 @@ export {
   META_SERVER_INFO,
   type ModernEnvelope,
   type ModernHeaders,
+  mentionsParamHeaders,
   missingEnvelopeJson,
   modernClaim,
   type PresentedParamHeaders,

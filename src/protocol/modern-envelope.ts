@@ -188,6 +188,21 @@ const NO_PARAMS: PresentedParamHeaders = new Map();
 const PARAM_PREFIX = "mcp-param-";
 
 /**
+ * Whether any `Mcp-Param-*` header came with the request, from the combined headers object:
+ * the same names as `headersDistinct`, which Node builds (every header again, values as arrays)
+ * only when asked, so a call without such headers never pays for it.
+ *
+ * @example
+ * ```ts
+ * mentionsParamHeaders({ "mcp-param-region": "us-west1" }); // true
+ * ```
+ */
+export function mentionsParamHeaders(headers: Readonly<Record<string, unknown>>): boolean {
+  for (const name in headers) if (name.startsWith(PARAM_PREFIX)) return true;
+  return false;
+}
+
+/**
  * Picks the `Mcp-Param-*` headers out of a request's headers, as Node's
  * `IncomingMessage.headersDistinct` gives them (lower-case names, every value kept).
  *
