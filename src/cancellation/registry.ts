@@ -315,6 +315,29 @@ export class CancellationRegistry {
     }
   }
 
+  /**
+   * For a cancel whose key is in flight nowhere the store can see: asks the other processes to
+   * abort a call of the key they run but have not shared yet (the Redis store shares a call only
+   * once it has run `shareAfterMs`). Records no row; never rejects; a no-op on a store that has no
+   * one to tell.
+   */
+  async announceCancel(
+    id: unknown,
+    reason: unknown,
+    scope: string,
+    source: CancellationSource = "notification",
+  ): Promise<void> {
+    if (this.store.announceCancel === undefined) return;
+    const requestId = normalizeRequestId(id);
+    if (requestId == null) return;
+    const text = reason === null || reason === undefined ? null : reflectText(reason, 200);
+    try {
+      await this.store.announceCancel(scope, requestId, text, source);
+    } catch {
+      // Fail-open, as cancelScope.
+    }
+  }
+
   /** Writes the row (quota, then cap) and, once written, publishes `request:cancelled`. */
   private async record(
     scope: string,

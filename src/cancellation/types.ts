@@ -99,6 +99,18 @@ export interface CancellationStore {
     reason: string | null,
     source: CancellationSource,
   ): Promise<void>;
+  /**
+   * Tells every other process to abort its handles of the key (those `source` may reach) without
+   * writing a row: for a cancel of a key in flight nowhere the store can see, which a store that
+   * shares calls only after a delay may still run elsewhere. A single-process store may leave it
+   * out.
+   */
+  announceCancel?(
+    scope: string,
+    requestId: string,
+    reason: string | null,
+    source: CancellationSource,
+  ): Promise<void>;
   /** Releases timers and connections. Idempotent. */
   close(): Promise<void>;
 }

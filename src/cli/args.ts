@@ -65,6 +65,8 @@ export interface ServeCommand {
   readonly redis?: string;
   /** This node's Redis lease (`--redis-lease-ms`); only with `redis`. Store default 15 000. */
   readonly redisLeaseMs?: number;
+  /** How long a call runs before it is shared in Redis (`--redis-share-after-ms`). Store default 50. */
+  readonly redisShareAfterMs?: number;
   /**
    * Keys sealing `requestState` of input-required results (`--state-key-file`), newest first;
    * absent → a random key per process (README, "Asking the client").
@@ -165,6 +167,9 @@ Options:
   --redis-lease-ms MS            this node's lease in Redis, renewed every MS/3; entries of
                                  a node that died without closing go within about two
                                  leases (default 15000; needs --redis)
+  --redis-share-after-ms MS      how long a call runs before its in-flight entry goes to
+                                 Redis; shorter calls cost no Redis round trip (0..60000,
+                                 default 50; needs --redis)
   --state-key-file PATH          keys sealing the requestState of input_required results
                                  (ctx.elicit/sample/roots), one a line, newest first, each at
                                  least 32 bytes; give every node the same file so a retry can
@@ -205,6 +210,7 @@ const OPTIONS = {
   metrics: { type: "boolean" },
   redis: { type: "string" },
   "redis-lease-ms": { type: "string" },
+  "redis-share-after-ms": { type: "string" },
   "state-key-file": { type: "string" },
   stdio: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -282,6 +288,7 @@ function serveCommand(
     metrics?: boolean | undefined;
     redis?: string | undefined;
     "redis-lease-ms"?: string | undefined;
+    "redis-share-after-ms"?: string | undefined;
     "state-key-file"?: string | undefined;
     stdio?: boolean | undefined;
   },
@@ -358,6 +365,17 @@ function serveCommand(
     }
     // The store renews every lease/3 ms and needs at least 3 (RedisCancellationStore leaseMs).
     command.redisLeaseMs = integer("--redis-lease-ms", values["redis-lease-ms"], 3, MAX_TIMER_MS);
+  }
+  if (values["redis-share-after-ms"] !== undefined) {
+    if (command.redis === undefined) {
+      throw new UsageProblem("--redis-share-after-ms needs --redis URL (or REDIS_URL)");
+    }
+    command.redisShareAfterMs = integer(
+      "--redis-share-after-ms",
+      values["redis-share-after-ms"],
+      0,
+      60_000,
+    );
   }
   if (values["state-key-file"] !== undefined) {
     command.stateKeys = stateKeyFile(values["state-key-file"]);

@@ -104,6 +104,9 @@ export async function redisBackends(
     -readonly [K in keyof RedisCancellationStoreOptions]: RedisCancellationStoreOptions[K];
   } = { redis: command.redis, leaseMs };
   if (command.maxRows !== undefined) storeOptions.maxRows = command.maxRows;
+  if (command.redisShareAfterMs !== undefined) {
+    storeOptions.shareAfterMs = command.redisShareAfterMs;
+  }
   if (command.maxRowsPerScope !== undefined) storeOptions.maxRowsPerScope = command.maxRowsPerScope;
   const cancellationStore = new redis.RedisCancellationStore(storeOptions);
   // The per-creator bound goes to the shared store (memory sessions get it in serveOptions).

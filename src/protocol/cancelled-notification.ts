@@ -3,6 +3,8 @@
  * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation): the request must be
  * in flight **in the caller's own scope** before anything is recorded, so one tenant can never
  * cancel (or fill the quota of) another's request, and a sweep of guessed ids records nothing.
+ * An id in flight nowhere the store can see is only announced to the other nodes, in the caller's
+ * scope (a shared store may not have shared a young call yet): no row, so no quota is used.
  */
 import type { CancellationRegistry } from "../cancellation/index.js";
 import { normalizeRequestId } from "../cancellation/index.js";
@@ -48,7 +50,11 @@ export async function processCancelledNotification(
   if (requestId === undefined || requestId === null) return null;
   // Checked before the in-flight gate, so it is reported even when nothing is in flight.
   if (normalizeRequestId(requestId) === undefined) return BAD_REQUEST_ID;
-  if (!(await registry.isInFlight(requestId, scope))) return null;
+  if (!(await registry.isInFlight(requestId, scope))) {
+    // No row: a store may not have shared a young call yet, so its node is told instead.
+    await registry.announceCancel(requestId, params?.reason, scope);
+    return null;
+  }
   const result = await registry.cancel(requestId, params?.reason, scope, "notification");
   if (result.ok) return null;
   return result.error === "invalid_request_id" ? BAD_REQUEST_ID : LIMIT_REACHED;

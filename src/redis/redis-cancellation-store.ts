@@ -34,7 +34,6 @@ import {
   streamIdAfter,
 } from "./remote-message.js";
 import {
-  ADD_IN_FLIGHT_SCRIPT,
   ANNOUNCE_SCRIPT,
   CLEAR_SCRIPT,
   EXPIRE_SCRIPT,
@@ -44,6 +43,7 @@ import {
   RENEW_LEASE_SCRIPT,
   RESYNC_SCRIPT,
   RETIRE_NODE_SCRIPT,
+  SHARE_IN_FLIGHT_SCRIPT,
 } from "./scripts.js";
 
 /** Options of {@link RedisCancellationStore}. */
@@ -85,6 +85,14 @@ export interface RedisCancellationStoreOptions {
   readonly catchUpLength?: number;
   /** Receives the one line per outage (and script faults). Default `console.warn`. */
   readonly logger?: (message: string) => void;
+  /**
+   * How long a call runs on this node before its in-flight entry is written to Redis, in ms
+   * (0..60 000). Default 50. A call that ends sooner costs no Redis round trip at all; until its
+   * entry is written, `isInFlight` on other nodes answers false, and a `notifications/cancelled`
+   * reaching another node is announced to every node (no row), so the call is still aborted. 0
+   * writes every entry at once (`track` waits for it). See the README, "Redis".
+   */
+  readonly shareAfterMs?: number;
 }
 
 type Client = Redis | Cluster;
@@ -95,7 +103,7 @@ interface ScriptedClient {
   conduitMcpAnnounceV1(...args: Wire[]): Promise<number>;
   conduitMcpClearV1(...args: Wire[]): Promise<number>;
   conduitMcpExpireV2(...args: Wire[]): Promise<number>;
-  conduitMcpAddInFlightV1(...args: Wire[]): Promise<number>;
+  conduitMcpShareInFlightV1(...args: Wire[]): Promise<number>;
   conduitMcpRemoveInFlightV1(...args: Wire[]): Promise<number>;
   conduitMcpRenewLeaseV1(...args: Wire[]): Promise<number>;
   conduitMcpResyncV1(...args: Wire[]): Promise<number>;
@@ -108,7 +116,7 @@ const SCRIPTS: ReadonlyArray<readonly [keyof ScriptedClient, string, number]> = 
   ["conduitMcpAnnounceV1", ANNOUNCE_SCRIPT, 1],
   ["conduitMcpClearV1", CLEAR_SCRIPT, 2],
   ["conduitMcpExpireV2", EXPIRE_SCRIPT, 2],
-  ["conduitMcpAddInFlightV1", ADD_IN_FLIGHT_SCRIPT, 3],
+  ["conduitMcpShareInFlightV1", SHARE_IN_FLIGHT_SCRIPT, 2],
   ["conduitMcpRemoveInFlightV1", REMOVE_IN_FLIGHT_SCRIPT, 2],
   ["conduitMcpRenewLeaseV1", RENEW_LEASE_SCRIPT, 2],
   ["conduitMcpResyncV1", RESYNC_SCRIPT, 3],
@@ -131,14 +139,36 @@ const OUTAGE_REPLY =
   /^(LOADING|READONLY|CLUSTERDOWN|MASTERDOWN|BUSY|TRYAGAIN|NOREPLICAS|MOVED|ASK)\b/;
 const NODE_ID = /^[\x21-\x7e]{1,128}$/;
 const PREFIX = /^[^{}]{1,128}$/;
+/** Default of `shareAfterMs`: calls finishing within tens of ms need no cross-node sharing. */
+export const DEFAULT_SHARE_AFTER_MS = 50;
+/** Entries per share script: one script never holds Redis for long. */
+const SHARE_BATCH = 500;
+/**
+ * Keys this node recorded or heard a cancel for (so a row may exist), kept to decide whether the
+ * clear at a call's end needs Redis. Global FIFO bound: a key pushed out only means a stale row of
+ * it lives until its TTL instead of being cleared early; no check depends on it.
+ */
+const MAX_ROW_HINTS = 10_000;
+/** Recently ended calls whose key has no row known here; consumed by the clear that follows. */
+const MAX_QUIET = 10_000;
+const RESOLVED_VOID: Promise<void> = Promise.resolve();
+const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
 
-/** A local in-flight entry, kept so the node can re-assert its entries after an outage. */
+/** A local in-flight entry, kept so the node can share it later and re-assert it after an outage. */
 interface LocalEntry {
   readonly scope: string;
   readonly requestId: string;
+  readonly handleId: string;
+  /** `performance.now()` from which it is due to be written to Redis. */
+  readonly due: number;
+  /** Set once it is sent to Redis (or about to be): from then on it is shared. */
+  shared: SharedEntry | null;
+}
+
+/** What an entry is in Redis. */
+interface SharedEntry {
   readonly field: string;
   readonly member: Wire;
-  readonly key: Wire;
   readonly shard: ShardKeys;
 }
 
@@ -183,6 +213,14 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(event: RemoteCancellation) => void>();
   private readonly local = new Map<string, LocalEntry>();
+  /** Entries not yet written to Redis, in order of `due` (insertion order). */
+  private readonly pending = new Map<string, LocalEntry>();
+  private readonly shareAfterMs: number;
+  private shareTimer: NodeJS.Timeout | null = null;
+  /** Row hints (see {@link MAX_ROW_HINTS}): key → when last recorded or heard (`performance.now()`). */
+  private readonly rowHints = new Map<string, number>();
+  /** Keys of calls that ended with no row known here (see {@link MAX_QUIET}). */
+  private readonly quiet = new Set<string>();
   private readonly leaseTimer: NodeJS.Timeout;
   private readonly reportedFaults = new Set<string>();
   private readonly detach: Array<() => void> = [];
@@ -221,6 +259,12 @@ export class RedisCancellationStore implements CancellationStore {
       1_000,
     );
     this.clock = readOption(OPTION.clock, "clock", options.clock, null);
+    this.shareAfterMs = readOption(
+      integerBetween(0, 60_000),
+      "shareAfterMs",
+      options.shareAfterMs,
+      DEFAULT_SHARE_AFTER_MS,
+    );
     readOption(OPTION.logger, "logger", options.logger, undefined);
     const nodeId = options.nodeId ?? defaultNodeId();
     if (typeof nodeId !== "string" || !NODE_ID.test(nodeId)) {
@@ -330,6 +374,7 @@ export class RedisCancellationStore implements CancellationStore {
     const payload = ANNOUNCED_SOURCES.has(source)
       ? encodeRemoteMessage({ scope, requestId, reason, source, node: this.nodeId })
       : "";
+    this.hintRow(scope, requestId);
     const result = await this.call(
       (c) =>
         c.conduitMcpRecordV2(
@@ -388,6 +433,33 @@ export class RedisCancellationStore implements CancellationStore {
     );
   }
 
+  /**
+   * Tells every other node to abort its handles of `(scope, requestId)` that `source` may reach,
+   * without writing a row: for a cancel of a key that is in flight nowhere Redis can see, which
+   * may be a call another node has not shared yet (see `shareAfterMs`). Fails open like every call.
+   */
+  async announceCancel(
+    scope: string,
+    requestId: string,
+    reason: string | null,
+    source: CancellationSource,
+  ): Promise<void> {
+    if (!ANNOUNCED_SOURCES.has(source)) return;
+    const shard = this.keys.shardOf(wire(scope));
+    const payload = encodeRemoteMessage({ scope, requestId, reason, source, node: this.nodeId });
+    await this.call(
+      (c) =>
+        c.conduitMcpAnnounceV1(
+          shard.catchUp,
+          this.keys.channel,
+          payload,
+          this.streamLengthArg,
+          String(shard.index),
+        ),
+      0,
+    );
+  }
+
   async has(scope: string, requestId: string): Promise<boolean> {
     const score = await this.call(
       (c) => c.zscore(this.keys.scopeRows(wire(scope)), wire(requestId)),
@@ -406,54 +478,65 @@ export class RedisCancellationStore implements CancellationStore {
     return raw === "n" ? null : raw.slice(1);
   }
 
-  async clear(scope: string, requestId: string): Promise<boolean> {
+  /**
+   * Removes the row, reading before it writes. The clear that follows the end of a call whose key
+   * has no row known here (none recorded by this node or heard from another since it was last
+   * cleared) answers false without Redis: that is every call nobody cancelled.
+   */
+  clear(scope: string, requestId: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    const key = hintKey(scope, requestId);
+    if (this.quiet.delete(key) && !this.rowHints.has(key)) return RESOLVED_FALSE;
+    this.rowHints.delete(key);
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
-    const removed = await this.call(
+    return this.call(
       (c) =>
         c.conduitMcpClearV1(shard.scopes, shard.scopeRows(s), shard.luaBase, s, wire(requestId)),
       0,
-    );
-    return removed === 1;
+    ).then((removed) => removed === 1);
   }
 
-  async addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
-    const s = wire(scope);
-    const id = wire(requestId);
-    const shard = this.keys.shardOf(s);
-    const member = pairMember(s, id);
-    // Field = node + space + handle: unique across nodes even if handle ids are only unique locally.
+  /**
+   * Adds the entry on this node at once; it is written to Redis only once the call has run
+   * `shareAfterMs` (the entries due together go in one script per shard), or at once, awaited,
+   * when `shareAfterMs` is 0.
+   */
+  addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
     const entry: LocalEntry = {
       scope,
       requestId,
-      field: `${this.nodeId} ${handleId}`,
-      member,
-      key: shard.inFlight(s, id),
-      shard,
+      handleId,
+      due: performance.now() + this.shareAfterMs,
+      shared: null,
     };
     this.local.set(handleId, entry);
-    await this.call(
-      (c) =>
-        c.conduitMcpAddInFlightV1(
-          entry.key,
-          shard.nodeEntries(this.nodeId),
-          shard.nodes,
-          this.nodeId,
-          entry.field,
-          member,
-        ),
-      0,
-    );
+    if (this.shareAfterMs === 0) return this.share([entry]);
+    this.pending.set(handleId, entry);
+    if (this.shareTimer === null) this.armShareTimer(Math.ceil(this.shareAfterMs * 1.1));
+    return RESOLVED_VOID;
   }
 
-  async removeInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
+  /** Removes the entry; one that was never written to Redis costs no round trip. */
+  removeInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
     const entry = this.local.get(handleId);
     if (entry !== undefined && entry.scope === scope && entry.requestId === requestId) {
       this.local.delete(handleId);
+      const key = hintKey(scope, requestId);
+      if (!this.rowHints.has(key)) {
+        if (this.quiet.size >= MAX_QUIET) this.quiet.delete(this.quiet.values().next().value ?? "");
+        this.quiet.add(key);
+      }
+      if (entry.shared === null) {
+        this.pending.delete(handleId);
+        return RESOLVED_VOID;
+      }
     }
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
-    await this.call(
+    return this.call(
       (c) =>
         c.conduitMcpRemoveInFlightV1(
           shard.inFlight(s, wire(requestId)),
@@ -461,10 +544,14 @@ export class RedisCancellationStore implements CancellationStore {
           `${this.nodeId} ${handleId}`,
         ),
       0,
-    );
+    ).then(noop);
   }
 
+  /** An entry of this node not yet shared answers here; otherwise Redis answers. */
   async isInFlight(scope: string, requestId: string): Promise<boolean> {
+    for (const entry of this.pending.values()) {
+      if (entry.requestId === requestId && entry.scope === scope) return true;
+    }
     const n = await this.call((c) => c.exists(this.keys.inFlight(wire(scope), wire(requestId))), 0);
     return n === 1;
   }
@@ -475,6 +562,12 @@ export class RedisCancellationStore implements CancellationStore {
    * nodes whose lease lapsed.
    */
   async cleanup(ttlMs: number, _now: number): Promise<CleanupResult> {
+    // Row hints older than the TTL name rows this cleanup removes anyway.
+    const cutoff = performance.now() - ttlMs;
+    for (const [key, at] of this.rowHints) {
+      if (at >= cutoff) break;
+      this.rowHints.delete(key);
+    }
     let removed = 0;
     let inFlightRemoved = 0;
     await Promise.all(
@@ -528,6 +621,9 @@ export class RedisCancellationStore implements CancellationStore {
   async close(): Promise<void> {
     if (this.closed) return;
     clearInterval(this.leaseTimer);
+    if (this.shareTimer !== null) clearTimeout(this.shareTimer);
+    this.shareTimer = null;
+    this.pending.clear();
     if (this.client.status === "ready") {
       await Promise.all(
         this.keys.all.map((shard) =>
@@ -547,10 +643,94 @@ export class RedisCancellationStore implements CancellationStore {
     }
     this.closed = true;
     this.local.clear();
+    this.rowHints.clear();
+    this.quiet.clear();
     this.listeners.clear();
     for (const undo of this.detach) undo();
     await quit(this.subscriber, this.timeoutMs);
     if (this.ownsClient) await quit(this.client, this.timeoutMs);
+  }
+
+  /** Notes that a row of the key may exist (recorded here or announced by another node). */
+  private hintRow(scope: string, requestId: string): void {
+    const key = hintKey(scope, requestId);
+    // Re-inserted so the map stays in time order (the cleanup prunes from the front).
+    this.rowHints.delete(key);
+    if (this.rowHints.size >= MAX_ROW_HINTS) {
+      this.rowHints.delete(this.rowHints.keys().next().value ?? "");
+    }
+    this.rowHints.set(key, performance.now());
+  }
+
+  /**
+   * One timer for all pending entries. It fires a little after the oldest is due (a tenth of
+   * `shareAfterMs` later), so the entries that came due meanwhile go to Redis together, and never
+   * before an entry is due.
+   */
+  private armShareTimer(delayMs: number): void {
+    this.shareTimer = setTimeout(this.onShareTimer, delayMs);
+    this.shareTimer.unref();
+  }
+
+  private readonly onShareTimer = (): void => {
+    this.shareTimer = null;
+    if (this.closed) return;
+    const now = performance.now();
+    const due: LocalEntry[] = [];
+    for (const entry of this.pending.values()) {
+      if (entry.due > now) break;
+      due.push(entry);
+    }
+    for (const entry of due) this.pending.delete(entry.handleId);
+    if (due.length > 0) void this.share(due);
+    const head = this.pending.values().next().value;
+    if (head !== undefined) {
+      this.armShareTimer(Math.ceil(head.due - now + this.shareAfterMs / 10));
+    }
+  };
+
+  /**
+   * Writes entries to Redis, one script per shard and batch. An entry counts as shared from here
+   * on, even if Redis is away: the resync after the outage writes it then.
+   */
+  private async share(entries: readonly LocalEntry[]): Promise<void> {
+    const byShard = new Map<ShardKeys, Wire[]>();
+    for (const entry of entries) {
+      const s = wire(entry.scope);
+      const shard = this.keys.shardOf(s);
+      const shared: SharedEntry = {
+        field: `${this.nodeId} ${entry.handleId}`,
+        member: pairMember(s, wire(entry.requestId)),
+        shard,
+      };
+      entry.shared = shared;
+      let args = byShard.get(shard);
+      if (args === undefined) {
+        args = [];
+        byShard.set(shard, args);
+      }
+      args.push(shared.field, shared.member);
+    }
+    const sends: Promise<number>[] = [];
+    for (const [shard, pairs] of byShard) {
+      for (let at = 0; at < pairs.length; at += 2 * SHARE_BATCH) {
+        const batch = pairs.slice(at, at + 2 * SHARE_BATCH);
+        sends.push(
+          this.call(
+            (c) =>
+              c.conduitMcpShareInFlightV1(
+                shard.nodeEntries(this.nodeId),
+                shard.nodes,
+                shard.luaBase,
+                this.nodeId,
+                ...batch,
+              ),
+            0,
+          ),
+        );
+      }
+    }
+    await Promise.all(sends);
   }
 
   /** The scripts' "now": `""` lets Redis use its own `TIME`. */
@@ -639,7 +819,8 @@ export class RedisCancellationStore implements CancellationStore {
       String(this.leaseMs),
     ]);
     for (const entry of this.local.values()) {
-      byShard[entry.shard.index]?.push(entry.field, entry.member);
+      const shared = entry.shared;
+      if (shared !== null) byShard[shared.shard.index]?.push(shared.field, shared.member);
     }
     const results = await Promise.all(
       byShard.map((args) => this.call((c) => c.conduitMcpResyncV1(...args), 0)),
@@ -701,6 +882,7 @@ export class RedisCancellationStore implements CancellationStore {
 
   private deliver(message: RemoteMessage): void {
     if (message.node === this.nodeId) return;
+    if (message.requestId !== null) this.hintRow(message.scope, message.requestId);
     const event: RemoteCancellation = {
       scope: message.scope,
       requestId: message.requestId,
@@ -768,4 +950,13 @@ export function defaultNodeId(): string {
       .replace(/[^\x21-\x7e]/g, "")
       .slice(0, 64) || "node";
   return `${host}-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A key of the local hint sets: unambiguous (the scope's length first). */
+function hintKey(scope: string, requestId: string): string {
+  return `${scope.length}:${scope}${requestId}`;
+}
+
+function noop(): void {
+  // The caller needs no value.
 }

@@ -205,13 +205,18 @@ return #ms
 `;
 
 /**
- * Adds one in-flight entry, recording which node holds it (so a dead node's entries can be found).
- * KEYS: 1 f:<pair>, 2 nf:<node>, 3 nodes. ARGV: 1 node, 2 handle id, 3 pair member.
+ * Shares in-flight entries with the other nodes, recording which node holds each (so a dead
+ * node's entries can be found). The store sends every entry that came due since the last call in
+ * one script per shard, so a burst of calls costs one round trip.
+ * KEYS: 1 nf:<node>, 2 nodes. ARGV: 1 base, 2 node, then pairs of (handle id, pair member).
  */
-export const ADD_IN_FLIGHT_SCRIPT = `
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[1])
+export const SHARE_IN_FLIGHT_SCRIPT = `
+local base, node = ARGV[1], ARGV[2]
+for i = 3, #ARGV, 2 do
+  redis.call('HSET', base .. ':f:' .. ARGV[i + 1], ARGV[i], node)
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('SADD', KEYS[2], node)
 return 1
 `;
 

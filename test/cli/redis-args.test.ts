@@ -78,10 +78,32 @@ describe("parseCli --redis", () => {
     );
   });
 
+  it("takes --redis-share-after-ms 0..60000 only together with a Redis URL", () => {
+    assert.equal(
+      serve(["serve", "--redis", "redis://h", "--redis-share-after-ms", "0"]).redisShareAfterMs,
+      0,
+    );
+    assert.equal(
+      serve(["serve", "--redis-share-after-ms", "200"], { REDIS_URL: "redis://h" })
+        .redisShareAfterMs,
+      200,
+    );
+    assert.equal("redisShareAfterMs" in serve(["serve", "--redis", "redis://h"]), false);
+    assert.equal(
+      problem(["serve", "--redis-share-after-ms", "50"]),
+      "--redis-share-after-ms needs --redis URL (or REDIS_URL)",
+    );
+    assert.match(
+      problem(["serve", "--redis", "redis://h", "--redis-share-after-ms", "60001"]),
+      /from 0 to 60000/,
+    );
+  });
+
   it("documents both flags and REDIS_URL in --help", () => {
     assert.match(USAGE, /--redis URL/);
     assert.match(USAGE, /\$REDIS_URL/);
     assert.match(USAGE, /--redis-lease-ms MS/);
+    assert.match(USAGE, /--redis-share-after-ms MS/);
   });
 });
 

@@ -102,7 +102,8 @@ describe("RedisCancellationStore across nodes", { skip: skip ?? false }, () => {
     const fx = new Fixture(server.url);
     try {
       const prefix = freshPrefix("tenant");
-      const a = await fx.store({ prefix, nodeId: "node-a" });
+      // Entries written to Redis at once (shareAfterMs 0): this test is about shared entries.
+      const a = await fx.store({ prefix, shareAfterMs: 0, nodeId: "node-a" });
       const b = await fx.store({ prefix, nodeId: "node-b" });
       // Node A runs request "1" for alice and for bob.
       await a.addInFlight("principal:alice", "1", "ha");
@@ -130,8 +131,9 @@ describe("RedisCancellationStore across nodes", { skip: skip ?? false }, () => {
     const fx = new Fixture(server.url);
     try {
       const prefix = freshPrefix("share");
-      const a = await fx.store({ prefix, nodeId: "node-a" });
-      const b = await fx.store({ prefix, nodeId: "node-b" });
+      // Entries written to Redis at once (shareAfterMs 0): this test is about shared entries.
+      const a = await fx.store({ prefix, shareAfterMs: 0, nodeId: "node-a" });
+      const b = await fx.store({ prefix, shareAfterMs: 0, nodeId: "node-b" });
       // The same handle id on two nodes must not collide.
       await a.addInFlight("s", "k", "h1");
       await b.addInFlight("s", "k", "h1");
@@ -187,7 +189,8 @@ describe("RedisCancellationStore across nodes", { skip: skip ?? false }, () => {
     const fx = new Fixture(server.url);
     try {
       const prefix = freshPrefix("reassert");
-      const a = await fx.store({ prefix, nodeId: "node-a", leaseMs: 300 });
+      // Entries written to Redis at once (shareAfterMs 0): this test is about shared entries.
+      const a = await fx.store({ prefix, shareAfterMs: 0, nodeId: "node-a", leaseMs: 300 });
       const b = await fx.store({ prefix, nodeId: "node-b", leaseMs: 300 });
       await a.addInFlight("s", "running", "h1");
       await a.addInFlight("s", "done", "h2");

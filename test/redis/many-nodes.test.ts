@@ -166,7 +166,13 @@ describe("many nodes on one Redis", { skip: skip ?? false }, () => {
     lazySessions.on("error", () => {});
     try {
       const prefix = freshPrefix("lazy");
-      const storeA = new RedisCancellationStore({ redis: lazy, prefix, logger: () => {} });
+      // Shared at once (shareAfterMs 0), so node B sees the call in flight right away.
+      const storeA = new RedisCancellationStore({
+        redis: lazy,
+        prefix,
+        shareAfterMs: 0,
+        logger: () => {},
+      });
       assert.ok(await storeA.ready(5_000), "a lazy client is connected by the store");
       const storeB = await fx.store({ prefix });
       const a = new CancellationRegistry({ store: storeA, janitor: false });
