@@ -46,7 +46,13 @@ describe("RedisCancellationStore during a Redis outage", { skip: skip ?? false }
       const prefix = freshPrefix("outage");
       const logA: string[] = [];
       const logB: string[] = [];
-      const a = await fx.store({ prefix, nodeId: "node-a", logger: (m) => logA.push(m) });
+      // Shared at once (shareAfterMs 0): the test follows entries through the outage.
+      const a = await fx.store({
+        prefix,
+        nodeId: "node-a",
+        shareAfterMs: 0,
+        logger: (m) => logA.push(m),
+      });
       const b = await fx.store({ prefix, nodeId: "node-b", logger: (m) => logB.push(m) });
       const heard: RemoteCancellation[] = [];
       a.onRemoteCancellation((event) => heard.push(event));

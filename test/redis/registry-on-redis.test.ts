@@ -27,7 +27,8 @@ describe("CancellationRegistry over RedisCancellationStore, two nodes", {
 
   async function twoNodes(fx: Fixture) {
     const prefix = freshPrefix("reg");
-    const storeA = await fx.store({ prefix, nodeId: "node-a" });
+    // Shared at once (shareAfterMs 0): node B's in-flight check must see A's calls right away.
+    const storeA = await fx.store({ prefix, nodeId: "node-a", shareAfterMs: 0 });
     const storeB = await fx.store({ prefix, nodeId: "node-b" });
     const a = new CancellationRegistry({ store: storeA, janitor: false });
     const b = new CancellationRegistry({ store: storeB, janitor: false });
