@@ -383,7 +383,6 @@ export class RedisTaskStore implements TaskStore {
         message === null ? "" : JSON.stringify(message),
         this.maxPerScopeArg,
         this.maxArg,
-        String(this.leaseMs),
       ),
     );
     if (reply === UNAVAILABLE) throw new TaskStoreUnavailableError();
@@ -642,7 +641,10 @@ export class RedisTaskStore implements TaskStore {
     return cat(`${shard.tag}:tk:`, pairMember(scope, taskId));
   }
 
-  /** ARGV 1..6 of every script that reads a task: base, now, channel, node, orphan message and error. */
+  /**
+   * ARGV 1..7 of every script that reads a task: base, now, channel, node, orphan message and
+   * error, lease.
+   */
   private context(shard: ShardKeys): string[] {
     return [
       shard.luaBase,
@@ -651,6 +653,7 @@ export class RedisTaskStore implements TaskStore {
       this.nodeId,
       JSON.stringify(ORPHANED_TASK_MESSAGE),
       ORPHANED_TASK_ERROR,
+      String(this.leaseMs),
     ];
   }
 
@@ -836,6 +839,8 @@ export class RedisTaskStore implements TaskStore {
             `${shard.tag}:tnodes`,
             this.nodeId,
             String(this.leaseMs),
+            shard.luaBase,
+            this.clock === null ? "" : String(this.clock()),
           ),
         ),
       ),

@@ -20,6 +20,7 @@
  * | `{t}:tnodes` | SET | nodes that may own running tasks in this shard |
  * | `{t}:tlease:<node>` | STRING | present while the node is alive (PX lease) |
  * | `{t}:tseq` | STRING | the shard's sequence (creation and finish order) |
+ * | `{t}:tlast`, `{t}:tgrace` | STRING | when a script last ran; until when leases are not judged |
  *
  * Task HASH fields: `s` status, `m` status message as JSON text (absent = null), `c` createdAt, `u`
  * lastUpdatedAt, `l` ttlMs, `p` pollIntervalMs, `o` owner (absent once terminal), `e` expiresAt
@@ -131,11 +132,28 @@ local function terminate(base, key, member, status, ctx)
   announce(ctx.channel, status, ctx.node, f[3], f[4])
 end
 
--- The context every script that reads a task takes from ARGV 2..6: now, channel, this node, and
--- the status message and error of a task whose node died.
+-- Whether Redis has been serving long enough to judge leases. Every live node renews its lease
+-- every third of it, so in a working deployment some script runs at least that often; a longer
+-- gap means Redis itself was away (stalled, failing over, restarted) and no node could renew.
+-- Leases that lapsed then say nothing about the nodes, so for one lease after such a gap no task is
+-- failed for its owner's lease: the live nodes renew in the meantime, the dead ones do not.
+local function judging(base, now, leaseMs)
+  local last = tonumber(redis.call('GET', base .. ':tlast') or 0)
+  local grace = tonumber(redis.call('GET', base .. ':tgrace') or 0)
+  if now - last > leaseMs / 2 then
+    grace = now + leaseMs
+    redis.call('SET', base .. ':tgrace', int(grace))
+  end
+  if now > last then redis.call('SET', base .. ':tlast', int(now)) end
+  return now >= grace
+end
+
+-- The context every script that reads a task takes from ARGV 1..7: base, now, channel, this node,
+-- the status message and error of a task whose node died, and this node's lease.
 local function context(argv)
-  return { now = nowMs(argv[2]), channel = argv[3], node = argv[4], orphanMessage = argv[5],
-    orphanError = argv[6] }
+  local now = nowMs(argv[2])
+  return { now = now, channel = argv[3], node = argv[4], orphanMessage = argv[5],
+    orphanError = argv[6], judging = judging(argv[1], now, tonumber(argv[7])) }
 end
 
 -- Whether the task exists and has not expired (an expired task is gone for every read at once;
@@ -145,7 +163,8 @@ local function live(base, key, member, ctx)
   local f = redis.call('HMGET', key, 's', 'e', 'o')
   if f[1] == false then return false end
   if f[2] and ctx.now >= tonumber(f[2]) then return false end
-  if f[3] and not TERMINAL[f[1]] and redis.call('EXISTS', base .. ':tlease:' .. f[3]) == 0 then
+  if f[3] and ctx.judging and not TERMINAL[f[1]]
+    and redis.call('EXISTS', base .. ':tlease:' .. f[3]) == 0 then
     redis.call('HSET', key, 'm', ctx.orphanMessage, 'er', ctx.orphanError)
     terminate(base, key, member, 'failed', ctx)
   end
@@ -161,17 +180,16 @@ end
  * set in the same script, so a task is never written under a lease that does not exist.
  *
  * KEYS: 1 tk:<pair>, 2 ts:<scope>, 3 tsd:<scope>, 4 tall, 5 trun:<node>, 6 tnodes, 7 tlease:<node>.
- * ARGV: 1 base, 2..6 context, 7 scope, 8 id, 9 scope JSON, 10 ttlMs, 11 pollIntervalMs,
- * 12 message mode ('s' or 'c'), 13 message, 14 maxPerScope (-1 = off), 15 max (-1 = off),
- * 16 lease ms.
+ * ARGV: 1..7 context, 8 scope, 9 id, 10 scope JSON, 11 ttlMs, 12 pollIntervalMs,
+ * 13 message mode ('s' or 'c'), 14 message, 15 maxPerScope (-1 = off), 16 max (-1 = off).
  * Returns `{ code, createdAt, evicted scope JSON, evicted id }`: code 1 created, 0 the scope is at
  * its quota with every task running, 3 the id exists already.
  */
 export const TASK_CREATE_SCRIPT = `${COMMON}
 local base = ARGV[1]
 local ctx = context(ARGV)
-local scope, id = ARGV[7], ARGV[8]
-local maxPer, max = tonumber(ARGV[14]), tonumber(ARGV[15])
+local scope, id = ARGV[8], ARGV[9]
+local maxPer, max = tonumber(ARGV[15]), tonumber(ARGV[16])
 if redis.call('EXISTS', KEYS[1]) == 1 then return { 3, 0, '', '' } end
 if maxPer >= 0 and redis.call('ZCARD', KEYS[2]) >= maxPer then
   -- The scope's finished tasks in the order they finished (at most its quota): the first expired
@@ -205,15 +223,15 @@ if max >= 0 and redis.call('SCARD', KEYS[4]) >= max then
   end
 end
 local now = ctx.now
-redis.call('HSET', KEYS[1], 's', 'working', 'c', int(now), 'u', int(now), 'l', ARGV[10], 'p', ARGV[11],
-  'o', ctx.node, 'sc', scope, 'j', ARGV[9], 'id', id)
-setOptional(KEYS[1], 'm', ARGV[12], ARGV[13])
+redis.call('HSET', KEYS[1], 's', 'working', 'c', int(now), 'u', int(now), 'l', ARGV[11], 'p', ARGV[12],
+  'o', ctx.node, 'sc', scope, 'j', ARGV[10], 'id', id)
+setOptional(KEYS[1], 'm', ARGV[13], ARGV[14])
 redis.call('ZADD', KEYS[2], redis.call('INCR', base .. ':tseq'), id)
 local member = pairMember(scope, id)
 redis.call('SADD', KEYS[4], member)
 redis.call('SADD', KEYS[5], member)
 redis.call('SADD', KEYS[6], ctx.node)
-redis.call('SET', KEYS[7], ctx.node, 'PX', ARGV[16])
+redis.call('SET', KEYS[7], ctx.node, 'PX', ARGV[7])
 syncScope(base, scope)
 if evictedId ~= '' then announce(ctx.channel, 'evicted', ctx.node, evictedId, evictedScope) end
 return { 1, int(now), evictedScope, evictedId }
@@ -221,62 +239,62 @@ return { 1, int(now), evictedScope, evictedId }
 
 /**
  * get(scope, id): the task's fields, or false when it does not exist in this scope or expired.
- * KEYS: 1 tk:<pair>. ARGV: 1 base, 2..6 context, 7 pair member.
+ * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member.
  */
 export const TASK_GET_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
-if not live(ARGV[1], KEYS[1], ARGV[7], ctx) then return false end
+if not live(ARGV[1], KEYS[1], ARGV[8], ctx) then return false end
 return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
  * update(scope, id, change): a check-and-set on a live, non-terminal task.
- * KEYS: 1 tk:<pair>. ARGV: 1 base, 2..6 context, 7 pair member, 8 status ('' keeps it),
- * 9 message mode (k/c/s), 10 message, 11 input requests mode (k/c/s), 12 input requests.
+ * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 status ('' keeps it),
+ * 10 message mode (k/c/s), 11 message, 12 input requests mode (k/c/s), 13 input requests.
  * Returns 1 when written, 0 when the task is unknown, expired or terminal.
  */
 export const TASK_UPDATE_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
-if not live(ARGV[1], key, ARGV[7], ctx) then return 0 end
+if not live(ARGV[1], key, ARGV[8], ctx) then return 0 end
 if TERMINAL[redis.call('HGET', key, 's')] then return 0 end
-if ARGV[8] ~= '' then redis.call('HSET', key, 's', ARGV[8]) end
-setOptional(key, 'm', ARGV[9], ARGV[10])
-setOptional(key, 'ir', ARGV[11], ARGV[12])
+if ARGV[9] ~= '' then redis.call('HSET', key, 's', ARGV[9]) end
+setOptional(key, 'm', ARGV[10], ARGV[11])
+setOptional(key, 'ir', ARGV[12], ARGV[13])
 redis.call('HSET', key, 'u', int(stamp(key, ctx.now)))
 return 1
 `;
 
 /**
  * finish(scope, id, outcome): makes a live, running task terminal with its result or error.
- * KEYS: 1 tk:<pair>. ARGV: 1 base, 2..6 context, 7 pair member, 8 status, 9 'r' (result) or 'er'
- * (error), 10 the JSON text, 11 message mode (k/c/s), 12 message.
+ * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 status, 10 'r' (result) or 'er'
+ * (error), 11 the JSON text, 12 message mode (k/c/s), 13 message.
  * Returns 1 when finished, 0 when the task is unknown, expired or terminal already.
  */
 export const TASK_FINISH_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
-if not live(ARGV[1], key, ARGV[7], ctx) then return 0 end
+if not live(ARGV[1], key, ARGV[8], ctx) then return 0 end
 if TERMINAL[redis.call('HGET', key, 's')] then return 0 end
-redis.call('HSET', key, ARGV[9], ARGV[10])
-setOptional(key, 'm', ARGV[11], ARGV[12])
-terminate(ARGV[1], key, ARGV[7], ARGV[8], ctx)
+redis.call('HSET', key, ARGV[10], ARGV[11])
+setOptional(key, 'm', ARGV[12], ARGV[13])
+terminate(ARGV[1], key, ARGV[8], ARGV[9], ctx)
 return 1
 `;
 
 /**
  * cancel(scope, id, message): makes a live, running task `cancelled` (before the caller answers).
- * KEYS: 1 tk:<pair>. ARGV: 1 base, 2..6 context, 7 pair member, 8 message mode (c/s), 9 message.
+ * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 message mode (c/s), 10 message.
  * Returns `{ code, fields… }`: 1 cancelled now, 0 terminal already (fields as they are), -1 unknown.
  */
 export const TASK_CANCEL_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
-if not live(ARGV[1], key, ARGV[7], ctx) then return { -1 } end
+if not live(ARGV[1], key, ARGV[8], ctx) then return { -1 } end
 local code = 0
 if not TERMINAL[redis.call('HGET', key, 's')] then
-  setOptional(key, 'm', ARGV[8], ARGV[9])
-  terminate(ARGV[1], key, ARGV[7], 'cancelled', ctx)
+  setOptional(key, 'm', ARGV[9], ARGV[10])
+  terminate(ARGV[1], key, ARGV[8], 'cancelled', ctx)
   code = 1
 end
 local out = { code }
@@ -286,17 +304,17 @@ return out
 
 /**
  * cancelScope(scope, message): cancels every live running task of the scope (at most its quota).
- * KEYS: 1 ts:<scope>. ARGV: 1 base, 2..6 context, 7 scope, 8 message mode (c/s), 9 message.
+ * KEYS: 1 ts:<scope>. ARGV: 1..7 context, 8 scope, 9 message mode (c/s), 10 message.
  * Returns the ids cancelled, in creation order.
  */
 export const TASK_CANCEL_SCOPE_SCRIPT = `${COMMON}
-local base, ctx, scope = ARGV[1], context(ARGV), ARGV[7]
+local base, ctx, scope = ARGV[1], context(ARGV), ARGV[8]
 local done = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local member = pairMember(scope, id)
   local key = base .. ':tk:' .. member
   if live(base, key, member, ctx) and not TERMINAL[redis.call('HGET', key, 's')] then
-    setOptional(key, 'm', ARGV[8], ARGV[9])
+    setOptional(key, 'm', ARGV[9], ARGV[10])
     terminate(base, key, member, 'cancelled', ctx)
     done[#done + 1] = id
   end
@@ -306,20 +324,20 @@ return done
 
 /**
  * list(scope, after, limit): one page of the scope's live tasks in creation order.
- * KEYS: 1 ts:<scope>. ARGV: 1 base, 2..6 context, 7 scope, 8 after (a sequence, '' = from the
- * start), 9 limit.
+ * KEYS: 1 ts:<scope>. ARGV: 1..7 context, 8 scope, 9 after (a sequence, '' = from the start),
+ * 10 limit.
  * Returns false when `after` is past the shard's sequence (never handed out); else a flat list:
  * the next position ('' on the last page), then for each task its field count and fields.
  */
 export const TASK_LIST_SCRIPT = `${COMMON}
-local base, ctx, scope = ARGV[1], context(ARGV), ARGV[7]
-local limit = tonumber(ARGV[9])
+local base, ctx, scope = ARGV[1], context(ARGV), ARGV[8]
+local limit = tonumber(ARGV[10])
 local from = '-inf'
-if ARGV[8] ~= '' then
-  if tonumber(ARGV[8]) > tonumber(redis.call('GET', base .. ':tseq') or 0) then return false end
-  from = '(' .. ARGV[8]
+if ARGV[9] ~= '' then
+  if tonumber(ARGV[9]) > tonumber(redis.call('GET', base .. ':tseq') or 0) then return false end
+  from = '(' .. ARGV[9]
 end
-local page, next, last = {}, '', ARGV[8]
+local page, next, last = {}, '', ARGV[9]
 local taken = 0
 -- Chunks of limit + 1: expired tasks met on the way are skipped, and the scope holds at most its
 -- quota, so the walk is bounded.
@@ -353,16 +371,16 @@ return out
 /**
  * The sweep of one shard: removes up to `limit` finished tasks past `expiresAt`, then fails the
  * running tasks of every node whose lease is gone (its running set and membership go).
- * KEYS: 1 texp, 2 tnodes. ARGV: 1 base, 2..6 context, 7 limit.
+ * KEYS: 1 texp, 2 tnodes. ARGV: 1..7 context, 8 limit.
  * Returns `{ expired, orphaned }`.
  */
 export const TASK_SWEEP_SCRIPT = `${COMMON}
 local base, ctx = ARGV[1], context(ARGV)
-local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', int(ctx.now), 'LIMIT', 0, tonumber(ARGV[7]))
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', int(ctx.now), 'LIMIT', 0, tonumber(ARGV[8]))
 for _, m in ipairs(gone) do removeTask(base, m) end
 local orphaned = 0
 for _, node in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  if redis.call('EXISTS', base .. ':tlease:' .. node) == 0 then
+  if ctx.judging and redis.call('EXISTS', base .. ':tlease:' .. node) == 0 then
     for _, m in ipairs(redis.call('SMEMBERS', base .. ':trun:' .. node)) do
       local key = base .. ':tk:' .. m
       local before = redis.call('HGET', key, 's')
@@ -378,21 +396,23 @@ return { #gone, orphaned }
 `;
 
 /**
- * Renews this node's task lease. KEYS: 1 tlease:<node>, 2 tnodes. ARGV: 1 node, 2 lease ms.
+ * Renews this node's task lease (and is the heartbeat that tells Redis it is being served, see
+ * `judging`). KEYS: 1 tlease:<node>, 2 tnodes. ARGV: 1 node, 2 lease ms, 3 base, 4 now.
  * Returns 1 when the lease still existed, 0 when it had lapsed (another node may have failed this
  * node's running tasks meanwhile; nothing undoes that: a terminal status is final).
  */
-export const TASK_RENEW_LEASE_SCRIPT = `
+export const TASK_RENEW_LEASE_SCRIPT = `${COMMON}
 local had = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[1])
+judging(ARGV[3], nowMs(ARGV[4]), tonumber(ARGV[2]))
 return had
 `;
 
 /**
  * A graceful close: the lease goes at once, so the running tasks this node still owns are failed
  * now (a node that stops cannot finish them) rather than one lease later.
- * KEYS: 1 tnodes, 2 tlease:<node>, 3 trun:<node>. ARGV: 1 base, 2..6 context.
+ * KEYS: 1 tnodes, 2 tlease:<node>, 3 trun:<node>. ARGV: 1..7 context.
  * Returns the number of tasks failed.
  */
 export const TASK_RETIRE_SCRIPT = `${COMMON}

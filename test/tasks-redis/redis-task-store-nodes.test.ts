@@ -9,6 +9,8 @@
  * - tenant isolation across nodes: another scope's get/cancel/update/finish/list of a real id and
  *   of 200 guessed ids change nothing, and a scope with a lone surrogate is not its U+FFFD twin;
  * - forged channel messages are ignored;
+ * - a Redis stall longer than a lease (every lease lapses) fails no live node's task, while a node
+ *   that died during it is still found one lease later;
  * - during a Redis stall (SIGSTOP), reads and creates reject with TaskStoreUnavailableError
  *   (fail closed); a node that lost its connection keeps its runs' updates, finishes and cancels
  *   and writes them (check-and-set) once it is back;
@@ -311,6 +313,52 @@ describe("RedisTaskStore across nodes", { skip: skip ?? false }, () => {
       assert.equal(read?.status, "working", "the task was there all along");
     } finally {
       await nodes.close();
+    }
+  });
+
+  it("a Redis stall longer than a lease fails no live node's task; a node that died meanwhile is still found", async () => {
+    const nodes = new Nodes(server.url);
+    const dying = new Redis(server.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    dying.on("error", () => {});
+    try {
+      const a = await nodes.node({ nodeId: "node-a", leaseMs: 300, commandTimeoutMs: 100 });
+      const b = await nodes.node({ nodeId: "node-b", leaseMs: 300, commandTimeoutMs: 100 });
+      const c = new RedisTaskStore({
+        redis: dying,
+        prefix: nodes.prefix,
+        nodeId: "node-c",
+        leaseMs: 300,
+        logger: () => {},
+      });
+      nodes.stores.push(c);
+      assert.ok(await c.ready(5_000));
+      const alive = await create(a, ALICE);
+      const dead = await create(c, ALICE);
+      // Node C dies during the stall; every lease lapses while Redis is frozen for 3 leases.
+      server.freeze();
+      dying.disconnect();
+      await sleep(900);
+      server.thaw();
+      let first: TaskRecord | undefined;
+      for (let i = 0; i < 300 && first === undefined; i++) {
+        first = await b.get(ALICE, alive.taskId).catch(() => undefined);
+        if (first === undefined) await sleep(10);
+      }
+      assert.equal(first?.status, "working", "a live node's task was failed after the stall");
+      assert.equal((await b.get(ALICE, dead.taskId))?.status, "working", "not judged yet");
+      // One lease later the live nodes have renewed; the dead one has not.
+      let read: TaskRecord | undefined;
+      for (let i = 0; i < 200; i++) {
+        read = await b.get(ALICE, dead.taskId);
+        if (read?.status === "failed") break;
+        await sleep(10);
+      }
+      assert.equal(read?.status, "failed");
+      assert.equal(read?.statusMessage, ORPHANED_TASK_MESSAGE);
+      assert.equal((await b.get(ALICE, alive.taskId))?.status, "working");
+    } finally {
+      await nodes.close();
+      dying.disconnect();
     }
   });
 
