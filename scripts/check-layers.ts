@@ -24,11 +24,13 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   { path: "reflect.ts", rank: 1 },
   { path: "logging-levels.ts", rank: 1 },
   { path: "option-schema.ts", rank: 1 },
-  // Building blocks: tenant identity, cancellation bookkeeping, sessions, task records.
+  // Building blocks: tenant identity, cancellation bookkeeping, sessions, task records, the contract that carries
+  // clients' answers between nodes.
   { path: "identity", rank: 2 },
   { path: "cancellation", rank: 2 },
   { path: "sessions", rank: 2 },
   { path: "tasks", rank: 2 },
+  { path: "replies", rank: 2 },
   // OAuth access tokens (they become a Principal); tool isolation in worker threads; the Redis
   // stores. Each builds on the blocks above and none needs another.
   { path: "identity/oauth", rank: 3 },

@@ -19,8 +19,10 @@ import type { OAuthOptions } from "../identity/oauth/index.js";
 import type {
   RedisCancellationStore,
   RedisCancellationStoreOptions,
+  RedisReplyBus,
   RedisSessionStore,
 } from "../redis/index.js";
+import type { ServerReplyBus } from "../replies/index.js";
 import {
   createMcpServer,
   type McpServer,
@@ -73,6 +75,8 @@ export interface RedisBackends {
   readonly cancellationStore: RedisCancellationStore;
   /** Present when the command asks for sessions. */
   readonly sessionStore: RedisSessionStore | undefined;
+  /** Carries clients' answers to 2025-era asks between nodes (README, "Asking the client"). */
+  readonly replyBus: RedisReplyBus;
   /** Closes the registry, then the stores (this node's lease and in-flight entries go). */
   close(): Promise<void>;
 }
@@ -127,6 +131,7 @@ export async function redisBackends(
     janitorIntervalMs: Math.min(leaseMs, command.rowTtlMs ?? leaseMs, MAX_JANITOR_INTERVAL_MS),
     ...(command.rowTtlMs === undefined ? {} : { ttlMs: command.rowTtlMs }),
   });
+  const replyBus = new redis.RedisReplyBus({ redis: command.redis });
   await Promise.all([
     cancellationStore.ready(REDIS_READY_WAIT_MS),
     sessionStore?.ready(REDIS_READY_WAIT_MS),
@@ -135,9 +140,10 @@ export async function redisBackends(
     registry,
     cancellationStore,
     sessionStore,
+    replyBus,
     async close() {
       await registry.close();
-      await Promise.all([cancellationStore.close(), sessionStore?.close()]);
+      await Promise.all([cancellationStore.close(), sessionStore?.close(), replyBus.close()]);
     },
   };
 }
@@ -158,6 +164,7 @@ export function serveOptions(
   shared?: {
     readonly registry: CancellationRegistry;
     readonly sessionStore?: SessionStore | undefined;
+    readonly replyBus?: ServerReplyBus | undefined;
   },
   base: McpServerOptions = {
     tools: demoTools,
@@ -211,6 +218,9 @@ export function serveOptions(
   if (command.closeGraceMs !== undefined) options.closeGraceMs = command.closeGraceMs;
   if (command.stateKeys !== undefined) {
     options.inputRequired = { ...base.inputRequired, keys: [...command.stateKeys] };
+  }
+  if (shared?.replyBus !== undefined) {
+    options.serverRequests = { ...base.serverRequests, bus: shared.replyBus };
   }
   if (command.maxConcurrentRequestsPerScope !== undefined) {
     options.maxConcurrentRequestsPerScope = command.maxConcurrentRequestsPerScope;

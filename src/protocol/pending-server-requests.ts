@@ -20,36 +20,12 @@
  * global"): one tenant's unanswered requests never crowd out another's.
  */
 import { randomBytes } from "node:crypto";
+import type { ClientReply, ServerReplyBus } from "../replies/index.js";
 import { isPlainObject } from "./json-rpc.js";
+
+export type { ClientReply, ServerReplyBus } from "../replies/index.js";
+
 import { ACQUIRED, type LimitOutcome, ScopeLimiter } from "./scope-limiter.js";
-
-/** A client's answer to a server request: its `result`, or its `error`. */
-export type ClientReply =
-  | { readonly ok: true; readonly result: unknown }
-  | { readonly ok: false; readonly code: number; readonly message: string };
-
-/**
- * Carries answers between the nodes of one deployment. Every member must be safe to call at any
- * time and never throw.
- *
- * @example
- * ```ts
- * import { RedisReplyBus } from "conduit-mcp/redis";
- * const server = createMcpServer({ serverRequests: { bus: new RedisReplyBus({ redis: url }) } });
- * ```
- */
-export interface ServerReplyBus {
-  /**
-   * Delivers answers addressed to `node` to `deliver` from now on; returns the function that
-   * stops it.
-   */
-  attach(
-    node: string,
-    deliver: (scope: string, id: string, reply: ClientReply) => void,
-  ): () => void;
-  /** Sends an answer to `node`; resolves once sent or dropped, never rejects. */
-  forward(node: string, scope: string, id: string, reply: ClientReply): Promise<void>;
-}
 
 /** Someone waiting for one answer. */
 export interface ReplyWaiter {

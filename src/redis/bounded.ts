@@ -1,5 +1,5 @@
 /**
- * One Redis call bounded in time: the fail-open stores never let a request wait on a Redis that
+ * One Redis call bounded in time (and a bounded wait for readiness): the fail-open stores never let a request wait on a Redis that
  * stalls (no unbounded waiting, no unbounded buffering).
  */
 
@@ -25,5 +25,27 @@ export async function bounded<T>(call: Promise<T>, timeoutMs: number): Promise<T
     ]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Polls `state` every 10 ms until it says `"ready"` (resolves true) or `"closed"` (false), or
+ * `timeoutMs` has passed (false): the `ready()` of the Redis stores and the reply bus.
+ *
+ * @example
+ * ```ts
+ * const ok = await readyWithin(2_000, () => (closed ? "closed" : client.status === "ready" ? "ready" : "wait"));
+ * ```
+ */
+export async function readyWithin(
+  timeoutMs: number,
+  state: () => "ready" | "closed" | "wait",
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = state();
+    if (now !== "wait") return now === "ready";
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -19,6 +19,7 @@ export type {
   RemoteCancellation,
 } from "../cancellation/index.js";
 export type { CancellationSource } from "../errors.js";
+export type { ClientReply, ServerReplyBus } from "../replies/index.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
 export type {
   CancelTaskOutcome,
@@ -42,5 +43,6 @@ export {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
 } from "./redis-cancellation-store.js";
+export { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
 export { RedisTaskStore, type RedisTaskStoreOptions } from "./redis-task-store.js";

@@ -8,19 +8,21 @@ import { channels } from "../diagnostics.js";
 /** Message of `conduit-mcp:store:outage`. */
 export interface StoreOutageMessage {
   readonly store: "redis";
-  /** Which store lost Redis: the cancellation, session or task store. */
+  /** Which store lost Redis: the cancellation, session or task store, or the reply bus. */
   readonly part: OutagePart;
   readonly state: "down" | "up";
   readonly error?: string;
 }
 
 /** The store an {@link OutageMonitor} speaks for. */
-export type OutagePart = "cancellation" | "sessions" | "tasks";
+export type OutagePart = "cancellation" | "sessions" | "tasks" | "replies";
 
 /** What each store does while Redis is away, for its one outage line. */
 const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
   cancellation:
     "Redis cancellation store unreachable (%s); failing open: requests are served, local cancellation still works, cross-node cancellation resumes when Redis is back",
+  replies:
+    "Redis reply bus unreachable (%s); failing open: a client's answer that reaches another node than the one that asked is dropped (that ask times out) until Redis is back",
   sessions:
     "Redis session store unreachable (%s); sessions created or seen on this node are served from its local copy, new sessions are kept there and written to Redis when it is back",
   tasks:

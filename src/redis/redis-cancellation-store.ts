@@ -23,7 +23,7 @@ import type {
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
 import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
-import { bounded } from "./bounded.js";
+import { bounded, readyWithin } from "./bounded.js";
 import { KeyLayout, pairMember, type ShardKeys, type Wire, wire } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import {
@@ -356,14 +356,12 @@ export class RedisCancellationStore implements CancellationStore {
    * if (!(await store.ready(2_000))) console.warn("Redis not reachable yet; failing open");
    * ```
    */
-  async ready(timeoutMs = 5_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (this.closed) return false;
-      if (this.client.status === "ready" && this.subscribed && this.leaseAsserted) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  ready(timeoutMs = 5_000): Promise<boolean> {
+    return readyWithin(timeoutMs, () => {
+      if (this.closed) return "closed";
+      const live = this.client.status === "ready" && this.subscribed && this.leaseAsserted;
+      return live ? "ready" : "wait";
+    });
   }
 
   async record(row: CancellationRow, source: CancellationSource): Promise<RecordOutcome> {

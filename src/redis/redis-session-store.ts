@@ -97,7 +97,7 @@ end
 /**
  * KEYS 1 sessions, 2 sess:<id>, 3 sc:<creator>. ARGV 1 id, 2 max (-1 off), 3 principal,
  * 4 version, 5 createdAt, 6 now, 7 level, 8 restore (1 = only if absent), 9 maxPerScope (-1 off),
- * 10 creator, 11 base.
+ * 10 creator, 11 base, 12 the client's askable capabilities (`n` unknown, `s<flag list>`).
  * Returns 1 created, 0 full (a bound of 0), 3 scope-full, 2 already there (restore only).
  * The per-creator quota is the only refusal; at the global bound the least recently used session
  * of the largest creator is evicted.
@@ -120,7 +120,8 @@ if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then
 end
 local now = nowMs(ARGV[6])
 redis.call('HSET', KEYS[2], 'id', ARGV[1], 'principalId', ARGV[3], 'protocolVersion', ARGV[4],
-  'createdAt', ARGV[5], 'lastSeenAt', now, 'logLevel', ARGV[7], 'creatorScope', ARGV[10])
+  'createdAt', ARGV[5], 'lastSeenAt', now, 'logLevel', ARGV[7], 'creatorScope', ARGV[10],
+  'caps', ARGV[12])
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 setCount(base, ARGV[10])
@@ -347,7 +348,7 @@ export class RedisSessionStore implements SessionStore {
     for (let i = 0; i + 1 < flat.length; i += 2) {
       fields.set(flat[i] as string, flat[i + 1] as string);
     }
-    const record: SessionRecord = {
+    let record: SessionRecord = {
       id,
       principalId: decode(fields.get("principalId")),
       creatorScope: fields.get("creatorScope") ?? "",
@@ -356,6 +357,9 @@ export class RedisSessionStore implements SessionStore {
       lastSeenAt: Number(fields.get("lastSeenAt")),
       logLevel: decode(fields.get("logLevel")),
     };
+    // The flag list is re-read by the protocol layer, which ignores anything it does not know.
+    const flags = capabilityFlags(decode(fields.get("caps")));
+    if (flags !== null) record = { ...record, clientCapabilities: flags };
     this.remember(record, false);
     return record;
   }
@@ -559,6 +563,7 @@ export class RedisSessionStore implements SessionStore {
           this.maxPerScopeArg,
           record.creatorScope,
           keys.luaBase,
+          encode(record.clientCapabilities ?? null),
         ),
       UNAVAILABLE,
     );
@@ -682,4 +687,9 @@ function encode(value: string | null): string {
 
 function decode(raw: string | undefined): string | null {
   return raw === undefined || raw === "n" ? null : raw.slice(1);
+}
+
+/** A stored capability flag list, if it looks like one (short, flag characters only); else null. */
+function capabilityFlags(stored: string | null): string | null {
+  return stored !== null && stored.length <= 256 && /^[a-z. ]*$/.test(stored) ? stored : null;
 }

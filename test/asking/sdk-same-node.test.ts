@@ -16,52 +16,9 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 
-import { CannotAskClientError } from "../../src/errors.js";
-import { createMcpServer, defineTool, type McpServer } from "../../src/server/index.js";
-
-const askTools = [
-  defineTool({
-    name: "confirm",
-    input: z.object({ action: z.string() }),
-    handler: async ({ action }, ctx) => {
-      const answer = await ctx.elicit(`Really ${action}?`, {
-        type: "object",
-        properties: { ok: { type: "boolean" } },
-        required: ["ok"],
-      });
-      return answer.action === "accept" && answer.content.ok === true
-        ? `did ${action}`
-        : "declined";
-    },
-  }),
-  defineTool({
-    name: "ask-model",
-    input: z.object({ question: z.string() }),
-    handler: async ({ question }, ctx) => {
-      const answer = await ctx.sample({
-        messages: [{ role: "user", content: { type: "text", text: question } }],
-        maxTokens: 50,
-      });
-      const content = Array.isArray(answer.content) ? answer.content[0] : answer.content;
-      return `${answer.model}: ${String((content as { text?: unknown }).text)}`;
-    },
-  }),
-  defineTool({
-    name: "list-roots",
-    input: z.object({}),
-    handler: async (_args, ctx) => {
-      try {
-        const { roots } = await ctx.roots();
-        return roots.map((root) => root.uri).join(",");
-      } catch (error) {
-        if (error instanceof CannotAskClientError) return `cannot ask: ${error.name}`;
-        throw error;
-      }
-    },
-  }),
-];
+import { createMcpServer, type McpServer } from "../../src/server/index.js";
+import { askTools } from "./tools.js";
 
 function textOf(result: unknown): string {
   const content = (result as { content: { type: string; text: string }[] }).content;

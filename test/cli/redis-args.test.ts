@@ -158,6 +158,9 @@ describe("--row-ttl-ms", () => {
     });
     try {
       assert.equal(backends.registry.ttlMs, 1500);
+      // A --redis node also carries answers to 2025-era asks between nodes.
+      const command = serve(["serve", "--redis", "redis://127.0.0.1:1"]);
+      assert.equal(serveOptions(command, backends).serverRequests?.bus, backends.replyBus);
     } finally {
       await backends.close();
     }

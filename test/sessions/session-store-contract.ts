@@ -70,6 +70,19 @@ export function runSessionStoreContract(name: string, factory: ContractStoreFact
       });
     });
 
+    it("keeps the client's askable capabilities (a flag list) with the session", async () => {
+      await withStore({}, async (store) => {
+        const record = {
+          ...sessionRecord("c1", "ip:203.0.113.7"),
+          clientCapabilities: "elicitation.form roots",
+        };
+        assert.equal(await store.create(record), "created");
+        assert.equal((await store.get("c1"))?.clientCapabilities, "elicitation.form roots");
+        await store.create({ ...sessionRecord("c2", "ip:203.0.113.7"), clientCapabilities: "" });
+        assert.equal((await store.get("c2"))?.clientCapabilities, "");
+      });
+    });
+
     it("a creator at its per-scope quota is refused with scope-full; other creators are not", async () => {
       await withStore({ maxSessionsPerScope: 2 }, async (store) => {
         assert.equal(await store.create(sessionRecord("a1", "ip:203.0.113.7")), "created");
