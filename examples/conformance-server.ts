@@ -316,6 +316,76 @@ const tools = [
       return `elicited: ${answer.action}`;
     },
   }),
+  // tasks-* (the io.modelcontextprotocol/tasks extension, SEP-2663): the fixtures the scenario
+  // descriptions name. A task-supporting tool called by a client that declares the extension
+  // answers with a task (README, "Tasks").
+  defineTool({
+    name: "greet",
+    description: "Greets by name, synchronously (never a task)",
+    input: z.object({ name: z.string().max(200) }),
+    handler: ({ name }) => `Hello, ${name}!`,
+  }),
+  defineTool({
+    name: "slow_compute",
+    description: "Sleeps `seconds` seconds (0 for at once), then answers; cancellable",
+    input: z.object({
+      seconds: z.number().min(0).max(600),
+      label: z.string().max(200).optional(),
+    }),
+    task: "optional",
+    handler: async ({ seconds, label }, ctx) => {
+      await delay(seconds * 1_000, undefined, { signal: ctx.signal });
+      return `computed ${label ?? "result"} after ${seconds} s`;
+    },
+  }),
+  defineTool({
+    name: "failing_job",
+    description: "Runs only as a task; reports a tool execution error after about a second",
+    task: "required",
+    handler: async (_args, ctx) => {
+      await delay(1_000, undefined, { signal: ctx.signal });
+      return { isError: true, content: [{ type: "text", text: "The job failed as designed." }] };
+    },
+  }),
+  defineTool({
+    name: "protocol_error_job",
+    description: "Runs as a task and throws: the task fails with a JSON-RPC internal error",
+    task: "optional",
+    handler: async (_args, ctx) => {
+      await delay(100, undefined, { signal: ctx.signal });
+      throw new Error("protocol_error_job failed as designed");
+    },
+  }),
+  defineTool({
+    name: "confirm_delete",
+    description: "Runs as a task and asks for a confirmation (one elicitation)",
+    task: "optional",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("Delete the file?", OK_FORM, { key: "confirm" });
+      return answer.action === "accept" && answer.content.ok ? "deleted" : "kept";
+    },
+  }),
+  defineTool({
+    name: "multi_input",
+    description: "Runs as a task and asks two questions at once",
+    task: "optional",
+    handler: async (_args, ctx) => {
+      const [first, second] = await Promise.all([
+        ctx.elicit("First name?", NAME_FORM, { key: "first" }),
+        ctx.elicit("Last name?", NAME_FORM, { key: "last" }),
+      ]);
+      return `${first.action}/${second.action}`;
+    },
+  }),
+  defineTool({
+    name: "test_tool_with_task",
+    description: "Asks the user's name through input_required, then runs as a task",
+    task: "required",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("What is your name?", NAME_FORM, { key: "user_name" });
+      return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "No name given.";
+    },
+  }),
   defineTool({
     name: "json_schema_2020_12_tool",
     description: "Tool with JSON Schema 2020-12 features",

@@ -19,6 +19,10 @@
  * be combined with `--scenario`), each checked against conformance/baseline-alpha-<set>.yml, whose
  * entries are the out-of-scope scenarios and checks, each with its reason.
  *
+ * Last, the alpha release's extension scenarios (the `tasks-*` scenarios of the
+ * `io.modelcontextprotocol/tasks` extension, SEP-2663): `--requirements` leaves extensions out,
+ * so each runs on its own with `--scenario`, against conformance/baseline-alpha-extensions.yml.
+ *
  * Options: `--scenario NAME` (repeatable; default: every in-scope scenario; stable suite only, the
  * alpha runs are then skipped), `--suite stable|alpha|all` (default all), `--server FILE`
  * (another server script whose first stdout line contains its URL), `--timeout MS` per scenario
@@ -53,6 +57,20 @@ const suiteEntry = join(root, "node_modules/conformance-stable/dist/index.js");
 const baseline = join(root, "conformance/baseline-stable.yml");
 const outputRoot = join(root, ".conformance/stable");
 const alphaEntry = join(root, "node_modules/conformance-alpha/dist/index.js");
+/** Extension scenarios of the alpha suite, run one at a time (README, "Tasks"). */
+const ALPHA_EXTENSION_SCENARIOS = [
+  "tasks-lifecycle",
+  "tasks-capability-negotiation",
+  "tasks-wire-fields",
+  "tasks-request-state-removal",
+  "tasks-request-headers",
+  "tasks-dispatch-and-envelope",
+  "tasks-status-notifications",
+  "tasks-required-task-error",
+  "tasks-mrtr-input",
+  "tasks-mrtr-composition",
+] as const;
+const alphaExtensionBaseline = join(root, "conformance/baseline-alpha-extensions.yml");
 /** Requirement sets of the alpha suite run by `npm run conformance`. */
 const ALPHA_REQUIREMENTS = ["2026-07-28", "2025-11-25"] as const;
 const SHIM_PATH = "shared/tools/conformance-on-node20/register.mjs";
@@ -173,20 +191,31 @@ function stopServer(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Runs one scenario through the suite's CLI, bounded by the scenario timeout. */
-function runScenario(url: string, scenario: string): Promise<Outcome> {
+/**
+ * Runs one scenario through a suite's CLI (default the stable one), bounded by the scenario
+ * timeout.
+ */
+function runScenario(
+  url: string,
+  scenario: string,
+  suite: { entry: string; baseline: string; outRoot: string } = {
+    entry: suiteEntry,
+    baseline,
+    outRoot: outputRoot,
+  },
+): Promise<Outcome> {
   const started = Date.now();
-  const outDir = join(outputRoot, scenario);
+  const outDir = join(suite.outRoot, scenario);
   const args = [
     ...suiteNodeFlags,
-    suiteEntry,
+    suite.entry,
     "server",
     "--url",
     url,
     "--scenario",
     scenario,
     "--expected-failures",
-    baseline,
+    suite.baseline,
     "-o",
     outDir,
   ];
@@ -273,6 +302,7 @@ async function main(): Promise<number> {
   for (const requirements of ALPHA_REQUIREMENTS) {
     rmSync(join(root, `.conformance/alpha-${requirements}`), { recursive: true, force: true });
   }
+  rmSync(join(root, ".conformance/alpha-extensions"), { recursive: true, force: true });
   mkdirSync(outputRoot, { recursive: true });
   const { child, url } = await startServer();
   console.log(`server ${flags.server} at ${url}; ${scenarios.length} scenario(s)\n`);
@@ -297,6 +327,21 @@ async function main(): Promise<number> {
       const mark = outcome.exitCode === 0 ? "✓" : "✗";
       const note = outcome.timedOut ? " (timed out)" : "";
       console.log(`${mark} ${outcome.scenario}: ${outcome.summary} [${outcome.ms} ms]${note}`);
+    }
+    const extensionSuite = {
+      entry: alphaEntry,
+      baseline: alphaExtensionBaseline,
+      outRoot: join(root, ".conformance/alpha-extensions"),
+    };
+    for (const scenario of runAlpha ? ALPHA_EXTENSION_SCENARIOS : []) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`the server died before the alpha extension scenario ${scenario}`);
+      }
+      const outcome = await runScenario(url, scenario, extensionSuite);
+      outcomes.push({ ...outcome, scenario: `alpha ${scenario}` });
+      const mark = outcome.exitCode === 0 ? "✓" : "✗";
+      const note = outcome.timedOut ? ` (timed out after ${scenarioTimeoutMs} ms)` : "";
+      console.log(`${mark} alpha ${scenario}: ${outcome.summary} [${outcome.ms} ms]${note}`);
     }
   } finally {
     await stopServer(child);

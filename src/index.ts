@@ -163,6 +163,8 @@ export {
   type SamplingMessage,
   type ServerReplyBus,
   type ServerRequestOptions,
+  type TaskOptions,
+  type TaskSupport,
   type TextResourceContents,
   type ToolAnnotations,
   type ToolArgs,

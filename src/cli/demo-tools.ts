@@ -69,6 +69,8 @@ export const sleepTool: Tool = defineTool({
   name: "sleep",
   description: `Sleeps for ms milliseconds (at most ${MAX_DEMO_MS}); stops at once when cancelled.`,
   input: z.object({ ms: duration }),
+  // May run as a task (README, "Tasks"): created, polled and cancelled without holding a request.
+  task: "optional",
   handler: async ({ ms }, ctx) => {
     // Rejects with an AbortError as soon as the signal aborts, so nothing after it runs.
     await delay(ms, undefined, { signal: ctx.signal });
@@ -98,6 +100,8 @@ export const countTool: Tool = defineTool({
     .refine(({ to, intervalMs }) => to * intervalMs <= MAX_DEMO_MS, {
       message: `to × intervalMs must be at most ${MAX_DEMO_MS} ms`,
     }),
+  // As a task, each step's progress becomes the task's status message.
+  task: "optional",
   handler: async ({ to, intervalMs }, ctx) => {
     for (let step = 1; step <= to; step++) {
       await delay(intervalMs, undefined, { signal: ctx.signal });
@@ -121,6 +125,8 @@ export const crunchTool: Tool = defineTool({
   name: "crunch",
   description: `Burns CPU for ms milliseconds (at most ${MAX_DEMO_MS}) in short slices, checking for cancellation between slices.`,
   input: z.object({ ms: duration }),
+  // May run as a task (README, "Tasks"): created, polled and cancelled without holding a request.
+  task: "optional",
   handler: async ({ ms }, ctx) => {
     const end = performance.now() + ms;
     let slices = 0;

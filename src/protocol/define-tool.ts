@@ -79,12 +79,24 @@ export interface ToolDefinition<
    * carry no per-request capabilities).
    */
   readonly requiredClientCapabilities?: { readonly [capability: string]: object };
+  /**
+   * Whether the tool runs as a task, detached from the request (README, "Tasks"): `"optional"`
+   * (a 2025-era client asks with `params.task`; a 2026-07-28 client that declares the
+   * `io.modelcontextprotocol/tasks` extension always gets a task), `"required"` (only as a task:
+   * 2025-era calls without `params.task` get -32601, 2026-07-28 calls without the extension
+   * -32021), or `"forbidden"` (default: never). Published as `execution.taskSupport`
+   * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#tool-level-negotiation).
+   */
+  readonly task?: TaskSupport;
   /** Runs the tool; required unless `isolated` names the function to run in a worker. */
   readonly handler?: (
     args: ToolArgs<S>,
     ctx: ToolContext,
   ) => Promise<ToolReturn<O>> | ToolReturn<O>;
 }
+
+/** How a tool runs as a task (MCP 2025-11-25 `ToolExecution.taskSupport`). */
+export type TaskSupport = "forbidden" | "optional" | "required";
 
 /** What a handler returns: a result, a string (one text block), or with `output` its object. */
 export type ToolReturn<O> = ToolResult | string | (O extends z.ZodObject ? z.input<O> : never);
@@ -110,6 +122,8 @@ export interface Tool {
   readonly requiredClientCapabilities: Readonly<Record<string, object>> | null;
   /** The `x-mcp-header` annotations of its input schema (`Mcp-Param-*` headers to check). */
   readonly paramHeaders: readonly ParamHeader[];
+  /** Whether it runs as a task (`forbidden` when the definition said nothing). */
+  readonly taskSupport: TaskSupport;
   /** @internal Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
   /** @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
@@ -171,6 +185,14 @@ export function defineTool<
       required,
     );
   }
+  const taskSupport = definition.task ?? "forbidden";
+  if (taskSupport !== "forbidden" && taskSupport !== "optional" && taskSupport !== "required") {
+    throw new InvalidOptionError(
+      `tool ${name}: task`,
+      '"optional", "required" or "forbidden"',
+      taskSupport,
+    );
+  }
   const common = checkPrimitiveFields(`tool ${name}`, definition);
   if (annotations !== undefined && !isPlainObject(annotations)) {
     throw new InvalidOptionError(`tool ${name}: annotations`, "an object", annotations);
@@ -227,6 +249,7 @@ export function defineTool<
   descriptor.inputSchema = inputSchema;
   if (outputSchema !== undefined) descriptor.outputSchema = outputSchema;
   if (annotations !== undefined) descriptor.annotations = { ...annotations };
+  if (taskSupport !== "forbidden") descriptor.execution = { taskSupport };
   if (_meta !== undefined) descriptor._meta = _meta;
 
   return Object.freeze({
@@ -242,6 +265,7 @@ export function defineTool<
         ? null
         : Object.freeze({ ...required }),
     paramHeaders: paramHeadersOf(inputSchema, `tool ${name}`),
+    taskSupport,
     checkArguments,
     handler: (typeof handler === "function" ? handler : runsInWorker) as Tool["handler"],
   });

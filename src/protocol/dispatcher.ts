@@ -41,6 +41,7 @@ import {
   openInputRound,
 } from "./input-required.js";
 import {
+  cancelledResponseJson,
   errorResponseJson,
   internalErrorJson,
   isPlainObject,
@@ -66,6 +67,13 @@ import {
   type ServerRequestSettings,
   serverRequestSettings,
 } from "./server-requests.js";
+import {
+  type TaskAnswer,
+  type TaskOptions,
+  type TaskRequest,
+  TaskService,
+} from "./task-service.js";
+import { TASKS_EXTENSION } from "./task-wire.js";
 import {
   ALL_PROTOCOL_VERSIONS,
   isSupportedProtocolVersion,
@@ -165,6 +173,11 @@ export interface DispatcherOptions extends ServerIdentity {
    * `resources.subscribe` is advertised and `resources/subscribe`/`unsubscribe` are answered.
    */
   readonly subscriptions?: ResourceSubscriptions | null | undefined;
+  /**
+   * Tasks (task-service.ts): options, or `false` to serve none (a tool's `task` is then ignored
+   * and the tasks capability not advertised). Default: served, with a memory store.
+   */
+  readonly tasks?: TaskOptions | false | undefined;
 }
 
 /** What a validated 2026-07-28 envelope tells the dispatcher (see modern-envelope.ts). */
@@ -250,6 +263,8 @@ export class Dispatcher implements HandlerCallHost {
   private readonly active = new Set<HandlerCall>();
   private readonly bySession = new Map<string, Set<HandlerCall>>();
   private readonly subscriptions: ResourceSubscriptions | null;
+  /** The tasks of this server, or null when they are not served. */
+  readonly tasks: TaskService | null;
 
   constructor(options: DispatcherOptions) {
     this.registry = options.registry;
@@ -297,6 +312,15 @@ export class Dispatcher implements HandlerCallHost {
 
     this.subscriptions = options.subscriptions ?? null;
     this.resources.serveSubscriptions(this.subscriptions);
+    this.tasks =
+      options.tasks === false
+        ? null
+        : new TaskService({
+            registry: this.registry,
+            cursors: this.cursors,
+            pageSize: this.pageSize,
+            options: options.tasks,
+          });
     const serverInfo = serverInfoOf(options);
     const instructions =
       options.instructions === undefined
@@ -311,12 +335,24 @@ export class Dispatcher implements HandlerCallHost {
       prompts: { listChanged: false },
       completions: {},
       logging: {},
+      // 2025-11-25, Tasks, "Server Capabilities".
+      ...(this.tasks === null
+        ? {}
+        : { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }),
     })},"serverInfo":${JSON.stringify(serverInfo)}${instructions}`;
     // server/discover is the same for every caller: cached "public".
     const discover: Record<string, unknown> = {
       resultType: "complete",
       supportedVersions: ALL_PROTOCOL_VERSIONS,
-      capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} },
+      capabilities: {
+        tools: {},
+        resources: {},
+        prompts: {},
+        completions: {},
+        logging: {},
+        // SEP-2663, "Capability Negotiation": the extension, never a `tasks` capability.
+        ...(this.tasks === null ? {} : { extensions: { [TASKS_EXTENSION]: {} } }),
+      },
       _meta: { [META_SERVER_INFO]: serverInfo },
       ttlMs: this.cacheTtlMs,
       cacheScope: "public",
@@ -324,6 +360,7 @@ export class Dispatcher implements HandlerCallHost {
     if (options.instructions !== undefined) discover.instructions = options.instructions;
     this.discoverJson = JSON.stringify(discover);
     this.defineBuiltInMethods();
+    if (this.tasks !== null) this.defineTaskMethods(this.tasks);
   }
 
   /**
@@ -472,6 +509,9 @@ export class Dispatcher implements HandlerCallHost {
    */
   cancelSession(sessionId: string): number {
     this.subscriptions?.dropSession(sessionId);
+    // Its tasks too (README, "Tasks"): a disconnect does not end a task, closing its session
+    // does. Marked first, so they read why; the registry then aborts their runs with the calls.
+    this.tasks?.cancelSession(sessionId).catch(noop);
     void this.registry.cancelScope(`session:${sessionId}`, "session terminated", "disconnect");
     const calls = this.bySession.get(sessionId);
     if (calls === undefined) return 0;
@@ -595,15 +635,21 @@ export class Dispatcher implements HandlerCallHost {
     }
   }
 
-  /** Starts a handler call for a tracked request. */
+  /**
+   * Starts a handler call for a tracked request; `detached` (a task's run) answers into the
+   * task's sink under the task's handle instead, and never asks the client.
+   */
   private startCall(
     request: MethodRequest,
     invocation: HandlerInvocation,
     progressToken?: string | number,
+    detached?: { readonly sink: ResponseSink; readonly handle: RequestHandle },
   ): Promise<void> {
     const { meta } = request;
     let round: ClientAsker | null = null;
-    if (request.modern === null) {
+    if (detached !== undefined) {
+      // A task's answer goes to the store; its request has been answered with the task.
+    } else if (request.modern === null) {
       if (ASKING_METHODS.has(invocation.method)) {
         // 2025 era: asks go to the client as requests on this call's stream.
         round = new ServerRequestAsker(
@@ -641,8 +687,8 @@ export class Dispatcher implements HandlerCallHost {
     const call = new HandlerCall({
       host: this,
       invocation,
-      handle: request.handle,
-      sink: request.sink,
+      handle: detached?.handle ?? request.handle,
+      sink: detached?.sink ?? request.sink,
       requestId: request.id,
       scope: meta.scope,
       principal: meta.principal,
@@ -843,7 +889,71 @@ export class Dispatcher implements HandlerCallHost {
         .join("; ")}`;
       return this.answerResult(request, { content: [{ type: "text", text }], isError: true });
     }
-    return this.startCall(request, new ToolInvocation(tool, check.args), progressTokenOf(params));
+    const invocation = new ToolInvocation(tool, check.args);
+    if (this.tasks !== null && tool.taskSupport !== "forbidden") {
+      return this.callAsTask(request, invocation, tool.taskSupport);
+    }
+    return this.startCall(request, invocation, progressTokenOf(params));
+  }
+
+  /**
+   * A `tools/call` of a task-supporting tool: a task when the client asks for one (2025:
+   * `params.task`; 2026-07-28: the tasks extension declared), else a plain call, or a refusal
+   * for a `required` tool (task-service.ts). The task's run gets a progress token of its own, so
+   * progress reaches the task's status message even when the client sent none.
+   */
+  private async callAsTask(
+    request: MethodRequest,
+    invocation: ToolInvocation,
+    support: "optional" | "required",
+  ): Promise<void> {
+    const tasks = this.tasks as TaskService;
+    const { params } = request;
+    const taskRequest = {
+      id: request.id,
+      params,
+      scope: request.meta.scope,
+      modern: request.modern?.clientCapabilities ?? null,
+    };
+    const decision = tasks.decide(taskRequest, support);
+    if (decision.kind === "sync")
+      return this.startCall(request, invocation, progressTokenOf(params));
+    if (decision.kind === "refuse") return this.answerTask(request, decision.answer);
+    const answer = await tasks.create(taskRequest, (sink, handle) => {
+      void this.startCall(request, invocation, progressTokenOf(params) ?? 0, { sink, handle });
+    });
+    return this.answerTask(request, answer);
+  }
+
+  /** Answers what a task method resolved; null means the request's exchange already ended. */
+  private answerTask(request: MethodRequest, answer: TaskAnswer | null): Promise<void> {
+    if (answer === null) return this.answer(request, cancelledResponseJson(request.id));
+    return this.answer(request, answer.json, answer.status, answer.headers);
+  }
+
+  /** The request as a task method sees it. */
+  private taskRequest(request: MethodRequest): TaskRequest {
+    return {
+      id: request.id,
+      params: request.params,
+      scope: request.meta.scope,
+      modern: request.modern?.clientCapabilities ?? null,
+      signal: request.handle.signal,
+    };
+  }
+
+  /** The `tasks/*` methods (task-service.ts), when tasks are served. */
+  private defineTaskMethods(tasks: TaskService): void {
+    const serve = (run: (r: TaskRequest) => Promise<TaskAnswer | null>) => {
+      return async (request: MethodRequest) =>
+        this.answerTask(request, await run(this.taskRequest(request)));
+    };
+    this.defineMethod("tasks/get", { eras: "both", run: serve((r) => tasks.get(r)) });
+    this.defineMethod("tasks/cancel", { eras: "both", run: serve((r) => tasks.cancel(r)) });
+    // 2025-11-25 only: SEP-2663 removed tasks/result and tasks/list (-32601 in 2026-07-28).
+    this.defineMethod("tasks/result", { eras: "2025", run: serve((r) => tasks.result(r)) });
+    this.defineMethod("tasks/list", { eras: "2025", run: serve((r) => tasks.list(r)) });
+    this.defineMethod("tasks/update", { eras: "2026", run: serve((r) => tasks.update(r)) });
   }
 
   private async readResource(request: MethodRequest): Promise<void> {

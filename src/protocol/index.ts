@@ -52,6 +52,7 @@ export {
   type ContentBlock,
   defineTool,
   type JsonSchemaObject,
+  type TaskSupport,
   type Tool,
   type ToolAnnotations,
   type ToolArgs,
@@ -183,6 +184,7 @@ export {
   type ServerRequestSettings,
   serverRequestSettings,
 } from "./server-requests.js";
+export { TASK_DEFAULTS, type TaskOptions } from "./task-service.js";
 export type { ToolContext } from "./tool-context.js";
 export {
   ALL_PROTOCOL_VERSIONS,

@@ -9,7 +9,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** The lists that page. */
-export type ListKind = "tools" | "resources" | "resourceTemplates" | "prompts";
+export type ListKind = "tools" | "resources" | "resourceTemplates" | "prompts" | "tasks";
 
 /** Longest cursor accepted; anything longer is refused before any work. */
 const MAX_CURSOR_LENGTH = 2_048;

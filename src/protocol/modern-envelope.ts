@@ -303,6 +303,10 @@ const NAME_PARAM: ReadonlyMap<string, string> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],
   ["resources/read", "uri"],
+  // SEP-2663, "Streamable HTTP: Routing Headers": the task id, so a balancer can route on it.
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"],
 ]);
 
 function refuse(

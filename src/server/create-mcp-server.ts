@@ -310,6 +310,7 @@ class ConduitMcpServer implements McpServer {
         return this.pool;
       },
       cacheTtlMs: options.cacheTtlMs,
+      tasks: input.tasks,
       // MCP 2025-11-25 "Runtime Insufficient Scope Errors": the 403 names the metadata too.
       insufficientScopeChallenge:
         authenticate?.resourceServer === undefined || authenticate.resourceServer === null
@@ -472,6 +473,7 @@ class ConduitMcpServer implements McpServer {
     }
     // Then every remaining call is aborted; its exchange ends at once (-32800 or stream end).
     this.dispatcher.abortAll(new RequestCancelledError("shutdown"));
+    this.dispatcher.tasks?.close();
     this.dispatcher.serverRequests.table.shutdown();
     // Isolated tools still running after the abort are terminated with their threads.
     await this.pool?.close();

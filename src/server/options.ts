@@ -22,6 +22,7 @@ import {
 } from "../protocol/index.js";
 import type { InputRequiredOptions } from "../protocol/input-required.js";
 import type { ServerRequestOptions } from "../protocol/server-requests.js";
+import type { TaskOptions } from "../protocol/task-service.js";
 import type { SessionStore } from "../sessions/index.js";
 // The files themselves, not telemetry/index.js: these declarations must not reach the optional
 // @opentelemetry/api's types.
@@ -205,6 +206,13 @@ export interface McpServerOptions {
    * resource's own `ttlMs` wins). Default 60 000.
    */
   readonly cacheTtlMs?: number;
+  /**
+   * Tools declared with `task` run as tasks (README, "Tasks"): the store (default memory),
+   * `maxTasksPerScope` (100: the only bound that refuses, 429 / -32000), `maxTasks` (10 000),
+   * `maxResultBytes` (1 MiB), `defaultTtlMs` (1 h), `maxTtlMs` (24 h), `pollIntervalMs` (1 000),
+   * `sweepIntervalMs` (60 000). `false` serves no tasks and advertises no tasks capability.
+   */
+  readonly tasks?: TaskOptions | false;
   /**
    * Called once for every handler (tool, resource or template read, prompt get, completer) that
    * throws or returns a value that cannot be sent, with the error and who called what (README,

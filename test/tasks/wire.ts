@@ -1,0 +1,107 @@
+/**
+ * Raw HTTP helpers of the task tests: 2025-era and 2026-07-28 requests to a real server, and a
+ * tool whose runs the tests can watch (when each started and whether its signal aborted).
+ */
+import { setTimeout as delay } from "node:timers/promises";
+
+import { z } from "zod";
+
+import { defineTool } from "../../src/protocol/index.js";
+import { type RpcAnswer, rpc } from "../server/fixtures.js";
+
+export const V2026 = "2026-07-28";
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/** A 2025-era request (no session unless `sessionId`); `token` authenticates. */
+export function legacy(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: { token?: string; sessionId?: string; id?: number } = {},
+): Promise<RpcAnswer> {
+  const headers: Record<string, string> = {};
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.sessionId !== undefined) headers["mcp-session-id"] = options.sessionId;
+  return rpc(url, { jsonrpc: "2.0", id: options.id ?? 1, method, params }, headers);
+}
+
+/**
+ * A 2026-07-28 request: envelope `_meta`, `Mcp-Method` and (for names and task ids) `Mcp-Name`;
+ * `extension` declares the tasks extension (default true).
+ */
+export function modern(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: { token?: string; extension?: boolean; name?: string; id?: number } = {},
+): Promise<RpcAnswer> {
+  const capabilities = options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } };
+  const headers: Record<string, string> = { "mcp-protocol-version": V2026, "mcp-method": method };
+  const name = options.name ?? params.taskId ?? params.name;
+  if (typeof name === "string") headers["mcp-name"] = name;
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  const body = {
+    jsonrpc: "2.0",
+    id: options.id ?? 1,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+      },
+    },
+  };
+  return rpc(url, body, headers);
+}
+
+/** What a watched run saw. */
+export interface WatchedRun {
+  readonly startedAt: number;
+  abortedAt: number | null;
+  reason: unknown;
+}
+
+/**
+ * A task-supporting tool `watched {key, ms}` that waits `ms` (or until its signal aborts) and
+ * records its run under `key`; `ignoreSignal` keeps waiting after the abort (a stubborn handler).
+ */
+export function watchedTool(runs: Map<string, WatchedRun>, name = "watched") {
+  return defineTool({
+    name,
+    description: "Waits, recording its run; a task when asked",
+    input: z.object({
+      key: z.string(),
+      ms: z.number().int().min(0).max(600_000),
+      ignoreSignal: z.boolean().optional(),
+    }),
+    task: "optional",
+    handler: async ({ key, ms, ignoreSignal }, ctx) => {
+      const run: WatchedRun = { startedAt: performance.now(), abortedAt: null, reason: undefined };
+      runs.set(key, run);
+      ctx.signal.addEventListener("abort", () => {
+        run.abortedAt = performance.now();
+        run.reason = ctx.signal.reason;
+      });
+      if (ignoreSignal === true) await delay(ms);
+      else await delay(ms, undefined, { signal: ctx.signal });
+      return `waited ${ms} ms`;
+    },
+  });
+}
+
+/** Polls `tasks/get` (through `get`) until the status is terminal; bounded by `timeoutMs`. */
+export async function untilTerminal(
+  get: () => Promise<RpcAnswer>,
+  timeoutMs = 10_000,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (let round = 0; round < 1_000 && Date.now() < deadline; round++) {
+    const answer = await get();
+    const result = (answer.json as { result?: Record<string, unknown> }).result;
+    if (result === undefined) throw new Error(`tasks/get failed: ${answer.text}`);
+    if (["completed", "failed", "cancelled"].includes(String(result.status))) return result;
+    await delay(25);
+  }
+  throw new Error("the task never became terminal");
+}
