@@ -12,11 +12,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { countTool, sleepTool } from "../../src/cli/demo-tools.js";
-import { defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { MemoryTaskStore } from "../../src/tasks/memory-task-store.js";
 import { until } from "../server/fixtures.js";
-import { legacy, type WatchedRun, watchedTool } from "./wire.js";
+import { legacy, taskTestTools, type WatchedRun, watchedTool } from "./wire.js";
 
 describe("tasks, 2025-11-25 (experimental tasks)", () => {
   let server: McpServer;
@@ -28,23 +27,7 @@ describe("tasks, 2025-11-25 (experimental tasks)", () => {
     server = createMcpServer({
       name: "tasks-2025",
       version: "1.0.0",
-      tools: [
-        sleepTool,
-        countTool,
-        watchedTool(runs),
-        defineTool({
-          name: "only_task",
-          description: "Runs only as a task",
-          task: "required",
-          handler: () => "ran as a task",
-        }),
-        defineTool({
-          name: "tool_error",
-          description: "Reports a tool error",
-          task: "optional",
-          handler: () => ({ isError: true, content: [{ type: "text", text: "no luck" }] }),
-        }),
-      ],
+      tools: [sleepTool, countTool, watchedTool(runs), ...taskTestTools()],
       sessions: true,
       tasks: { store },
       onError: false,

@@ -14,7 +14,14 @@ import { RequestCancelledError } from "../../src/errors.js";
 import { defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { until } from "../server/fixtures.js";
-import { modern, TASKS_EXTENSION, untilTerminal, type WatchedRun, watchedTool } from "./wire.js";
+import {
+  modern,
+  TASKS_EXTENSION,
+  taskTestTools,
+  untilTerminal,
+  type WatchedRun,
+  watchedTool,
+} from "./wire.js";
 
 describe("tasks, 2026-07-28 (tasks extension)", () => {
   let server: McpServer;
@@ -29,18 +36,7 @@ describe("tasks, 2026-07-28 (tasks extension)", () => {
         sleepTool,
         countTool,
         watchedTool(runs),
-        defineTool({
-          name: "only_task",
-          description: "Runs only as a task",
-          task: "required",
-          handler: () => "ran as a task",
-        }),
-        defineTool({
-          name: "tool_error",
-          description: "Reports a tool error",
-          task: "optional",
-          handler: () => ({ isError: true, content: [{ type: "text", text: "no luck" }] }),
-        }),
+        ...taskTestTools(),
         defineTool({
           name: "throws",
           description: "Throws",

@@ -105,3 +105,21 @@ export async function untilTerminal(
   }
   throw new Error("the task never became terminal");
 }
+
+/** `only_task` (runs only as a task) and `tool_error` (a task whose tool reports an error). */
+export function taskTestTools() {
+  return [
+    defineTool({
+      name: "only_task",
+      description: "Runs only as a task",
+      task: "required",
+      handler: () => "ran as a task",
+    }),
+    defineTool({
+      name: "tool_error",
+      description: "Reports a tool error",
+      task: "optional",
+      handler: () => ({ isError: true, content: [{ type: "text", text: "no luck" }] }),
+    }),
+  ];
+}
