@@ -42,7 +42,7 @@ export async function measureHeapPerRequest(url: string, count: number): Promise
     const id = nextId++;
     const answer = await post(
       url,
-      toolCallBody(id, "sleep", { ms: 0, key: `w${id}` }),
+      toolCallBody(id, "sleep", { ms: 0, key: "" }),
       headersFor("2025", "sleep"),
     ).answer;
     if (answer.status !== 200 || !answer.body.includes("slept")) {
@@ -55,11 +55,7 @@ export async function measureHeapPerRequest(url: string, count: number): Promise
   for (let i = 0; i < count; i++) {
     const id = nextId++;
     calls.push(
-      post(
-        url,
-        toolCallBody(id, "sleep", { ms: 120_000, key: `h${id}` }),
-        headersFor("2025", "sleep"),
-      ),
+      post(url, toolCallBody(id, "sleep", { ms: 120_000, key: "" }), headersFor("2025", "sleep")),
     );
     // Spread the connects a little so the listen backlog never overflows.
     if (i % 500 === 499) await new Promise((resolve) => setTimeout(resolve, 20));

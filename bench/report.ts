@@ -107,7 +107,11 @@ async function serverSide(redis: RedisServer | null): Promise<{
   bareHeap: number[];
   cpu: CpuStopResult;
 }> {
-  const env = { BENCH_STREAM_CANCEL_MS: String(STREAM_CANCEL_TIMEOUT_MS) };
+  // The compiled build, as the HTTP step measured (it built dist/ first).
+  const env = {
+    BENCH_STREAM_CANCEL_MS: String(STREAM_CANCEL_TIMEOUT_MS),
+    BENCH_CONDUIT_BUILD: "dist",
+  };
   const memory = await startWithEnv("bench/lib/probe-server.ts", env);
   const shared =
     redis === null

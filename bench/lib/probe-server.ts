@@ -13,30 +13,36 @@
  *   `conduit-mcp:tool:killed` channel gives the time conduit terminated its worker.
  * - `GET /bench/sample?key=K` → the timestamps recorded so far for K; `GET /bench/heap` → heap used after
  *   full GCs; `GET /bench/stats` → in-flight count; `GET /bench/cpu?ms=N` → process CPU share
- *   (all threads) over the next N ms.
+ *   (all threads) over the next N ms; `GET /bench/snapshot` → writes a heap snapshot (after full
+ *   GCs) in the working directory and returns its file name (to see what a held call keeps).
  *
  * `BENCH_REDIS_URL` in the environment puts the registry on the Redis store; `BENCH_STREAM_CANCEL_MS`
- * sets `streamCancelTimeoutMs` (default 100). Run as a child process:
+ * sets `streamCancelTimeoutMs` (default 100); `BENCH_CONDUIT_BUILD=dist` runs the compiled build
+ * (bench/lib/conduit-definitions.ts). Run as a child process:
  * `node --import tsx bench/lib/probe-server.ts`.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { setFlagsFromString } from "node:v8";
+import { setFlagsFromString, writeHeapSnapshot } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 import { z } from "zod";
-import { echoTool } from "../../src/cli/demo-tools.js";
-import {
-  CancellationRegistry,
+import type { CancellationRegistry, Tool } from "../../src/index.js";
+import { conduitTarget } from "./conduit-definitions.js";
+import { announce } from "./listening.js";
+
+// The library from the build `BENCH_CONDUIT_BUILD` names (dist/ in `npm run bench`), else src/.
+const { lib, redis: redisEntry, definitions } = await conduitTarget();
+const {
+  CancellationRegistry: Registry,
   ChannelName,
   createMcpServer,
   defineTool,
   isolatedHandler,
-  type Tool,
-} from "../../src/index.js";
-import { announce } from "./listening.js";
+} = lib;
+const echoTool = definitions.tools?.[0] as Tool;
 
 // The heap probe needs a full GC in this process; the flag is set here so the target can be
 // spawned like every other target (`node --import tsx <script>`).
@@ -69,13 +75,15 @@ const sleepTool: Tool = defineTool({
   input: z.object({ ms: z.number().int().min(0).max(600_000), key: z.string().max(100) }),
   handler: ({ ms, key }, ctx) =>
     new Promise<string>((resolve) => {
-      const s = sample(key);
-      s.started = performance.now();
+      // An empty key records nothing: the heap probe's calls leave no sample behind (the samples
+      // are this probe's bookkeeping, not the server's).
+      const s = key === "" ? null : sample(key);
+      if (s !== null) s.started = performance.now();
       const timer = setTimeout(() => resolve("slept"), ms);
       ctx.signal.addEventListener(
         "abort",
         () => {
-          s.aborted = performance.now();
+          if (s !== null) s.aborted = performance.now();
           clearTimeout(timer);
           resolve("aborted");
         },
@@ -103,10 +111,10 @@ diagnosticsChannel.subscribe(ChannelName.toolKilled, (message) => {
 const redisUrl = process.env.BENCH_REDIS_URL;
 let registry: CancellationRegistry | undefined;
 if (redisUrl !== undefined && redisUrl !== "") {
-  const { RedisCancellationStore } = await import("../../src/redis/index.js");
+  const { RedisCancellationStore } = await redisEntry();
   const store = new RedisCancellationStore({ redis: redisUrl });
   await store.ready(2_000);
-  registry = new CancellationRegistry({ store });
+  registry = new Registry({ store });
 }
 
 const server = createMcpServer({
@@ -142,6 +150,10 @@ const http = createServer((req, res) => {
       json(res, samples.get(key) ?? {});
     } else if (url.pathname === "/bench/stats") {
       json(res, { inFlight: server.registry.inFlightCount });
+    } else if (url.pathname === "/bench/snapshot") {
+      // A heap snapshot, for finding what a call holds (bench/heap.ts --snapshot).
+      for (let i = 0; i < 4; i++) gc();
+      json(res, { path: writeHeapSnapshot() });
     } else if (url.pathname === "/bench/heap") {
       for (let i = 0; i < 4; i++) gc();
       json(res, { heapUsed: process.memoryUsage().heapUsed });
