@@ -484,21 +484,31 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     if (accepts === ANSWERED) return;
     const admission = admitted(input, target, originScope(input, principal));
     if (admission === ANSWERED) return;
+    let handled: Promise<void> | undefined;
     try {
       const classified = await readMessage(input, target);
       if (classified === ANSWERED) return;
       if (classified.kind === "response") {
-        return await answered(input, target, classified, principal, admission);
+        handled = answered(input, target, classified, principal, admission);
+      } else if (modernClaim(classified.message.params) !== undefined) {
+        // The era, decided once, body first: a `_meta` protocolVersion claim makes the request
+        // modern, whatever else it carries (an `Mcp-Session-Id` is ignored).
+        handled = modern(input, target, classified, principal, accepts, admission);
+      } else {
+        handled = legacy(input, target, classified, principal, accepts, admission);
       }
-      // The era, decided once, body first: a `_meta` protocolVersion claim makes the request
-      // modern, whatever else it carries (an `Mcp-Session-Id` is ignored).
-      if (modernClaim(classified.message.params) !== undefined) {
-        return await modern(input, target, classified, principal, accepts, admission);
-      }
-      return await legacy(input, target, classified, principal, accepts, admission);
     } finally {
-      giveBack(admission);
+      if (handled === undefined) giveBack(admission);
     }
+    // Chained rather than awaited, so no frame of this function stays suspended while the call
+    // runs; the admission is given back once, however it ends.
+    return handled.then(
+      () => giveBack(admission),
+      (error: unknown) => {
+        giveBack(admission);
+        throw error;
+      },
+    );
   }
 
   /**
@@ -564,8 +574,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     const request = classified.message;
     const exchange = opened(input, target, admission, sessionScope, request, accepts);
     if (exchange === null) return;
-    try {
-      await dispatcher.handleRequest(
+    return settled(exchange, () =>
+      dispatcher.handleRequest(
         request,
         {
           scope,
@@ -576,10 +586,30 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
           headers: input.headers,
         },
         exchange,
-      );
-    } finally {
+      ),
+    );
+  }
+
+  /**
+   * Runs the dispatcher for an exchange and gives the exchange's slots back once that settles
+   * (or throws), either way. Chained rather than awaited: the caller's frame ends instead of staying
+   * suspended for as long as the call runs.
+   */
+  function settled(exchange: HttpExchange, run: () => Promise<void>): Promise<void> {
+    let running: Promise<void>;
+    try {
+      running = run();
+    } catch (error) {
       exchange.releaseSlots();
+      throw error;
     }
+    return running.then(
+      () => exchange.releaseSlots(),
+      (error: unknown) => {
+        exchange.releaseSlots();
+        throw error;
+      },
+    );
   }
 
   /**
@@ -612,8 +642,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     if (exchange === null) return;
     // A long modern call gets its stream (and keep-alive comments) even before any progress.
     if (STREAMED_METHODS.has(method)) exchange.keepAliveWhilePending();
-    try {
-      await dispatcher.handleModernRequest(
+    return settled(exchange, () =>
+      dispatcher.handleModernRequest(
         request,
         {
           scope: admission.origin,
@@ -624,10 +654,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
         },
         exchange,
         envelope,
-      );
-    } finally {
-      exchange.releaseSlots();
-    }
+      ),
+    );
   }
 
   /** `DELETE`: ends the caller's session and cancels its calls. */

@@ -219,6 +219,8 @@ const TOO_MANY_SESSIONS =
 const SESSION_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "60" };
 const PARAMS_NOT_OBJECT = "params must be an object";
 const noop = (): void => {};
+/** The promise of a request answered at once. */
+const DONE: Promise<void> = Promise.resolve();
 
 /**
  * Dispatches requests and notifications of both eras.
@@ -393,24 +395,21 @@ export class Dispatcher implements HandlerCallHost {
    * Handles one 2025-era request; the answer (or the ending of a cancelled exchange) goes to
    * `sink`. Never rejects.
    */
-  async handleRequest(
-    message: JsonRpcRequest,
-    meta: RequestMeta,
-    sink: ResponseSink,
-  ): Promise<void> {
+  handleRequest(message: JsonRpcRequest, meta: RequestMeta, sink: ResponseSink): Promise<void> {
+    // Not async: the run's own promise is handed back, so no suspended frame is held per call.
     const { method, id } = message;
     const definition = this.methods.get(method);
     if (definition === undefined || definition.eras === "2026") {
       sink.respond(
         errorResponseJson(id, ErrorCode.MethodNotFound, `Method not found: ${reflectText(method)}`),
       );
-      return;
+      return DONE;
     }
     if ("params" in message && !isPlainObject(message.params)) {
       sink.respond(errorResponseJson(id, ErrorCode.InvalidParams, PARAMS_NOT_OBJECT));
-      return;
+      return DONE;
     }
-    await this.run(definition, message, meta, sink, null, { lifetime: sink.lifetime });
+    return this.run(definition, message, meta, sink, null, { lifetime: sink.lifetime });
   }
 
   /**
@@ -418,7 +417,7 @@ export class Dispatcher implements HandlerCallHost {
    * modern-envelope.ts; a method this era does not have (`ping`, `initialize`…) is 404 / -32601.
    * Never rejects.
    */
-  async handleModernRequest(
+  handleModernRequest(
     message: JsonRpcRequest,
     meta: RequestMeta,
     sink: ResponseSink,
@@ -431,9 +430,9 @@ export class Dispatcher implements HandlerCallHost {
         errorResponseJson(id, ErrorCode.MethodNotFound, `Method not found: ${reflectText(method)}`),
         404,
       );
-      return;
+      return DONE;
     }
-    await this.run(definition, message, meta, sink, info, modernTrackOptions(sink));
+    return this.run(definition, message, meta, sink, info, modernTrackOptions(sink));
   }
 
   /**
@@ -628,11 +627,15 @@ export class Dispatcher implements HandlerCallHost {
       }
     }
     const request: MethodRequest = { id, params, meta, sink: answerSink, handle, modern, info };
+    // The method's promise is returned, not awaited: this frame ends here instead of staying
+    // suspended for as long as the handler runs. A throw or rejection still answers -32603.
+    let running: Promise<void>;
     try {
-      await definition.run(request);
+      running = definition.run(request);
     } catch {
-      await this.answer(request, internalErrorJson(id));
+      return this.answer(request, internalErrorJson(id));
     }
+    return running.then(undefined, () => this.answer(request, internalErrorJson(id)));
   }
 
   /**
