@@ -46,6 +46,10 @@ export interface ServeCommand {
   readonly maxRowsPerScope?: number;
   /** Age after which the janitor removes a cancellation row (`--row-ttl-ms`). Default 300 000. */
   readonly rowTtlMs?: number;
+  /** Global cap of tasks (`--max-tasks`; `Infinity` disables it). */
+  readonly maxTasks?: number;
+  /** Tasks one scope may hold, running or finished (`--max-tasks-per-scope`; `Infinity` disables it). */
+  readonly maxTasksPerScope?: number;
   /** Sessions one creating scope may hold (`--max-sessions-per-scope`). */
   readonly maxSessionsPerScope?: number;
   /** Requests one scope may have running (`--max-requests-per-scope`). */
@@ -149,6 +153,10 @@ Options:
                                  cancellation rows per tenant scope (default 256)
   --row-ttl-ms MS                cancellation rows older than this are removed by the
                                  janitor, which runs at least every MS (default 300000)
+  --max-tasks N|infinity         global cap of tasks, running or finished (default 10000)
+  --max-tasks-per-scope N|infinity
+                                 tasks one client may hold; a finished one makes room,
+                                 beyond that a new task is refused (default 100)
   --max-sessions-per-scope N     sessions one client (principal or IP bucket) may hold;
                                  beyond, initialize gets 429 (default 64)
   --max-requests-per-scope N     requests one client may have running; beyond, 429
@@ -163,10 +171,12 @@ Options:
                                  --sessions, sessions) with every node on this Redis
                                  (redis:// or rediss://; default $REDIS_URL when set;
                                  needs the optional ioredis package). --max-rows and
-                                 --max-rows-per-scope then bound the shared table
+                                 --max-rows-per-scope then bound the shared table; tasks
+                                 are shared too (--max-tasks, --max-tasks-per-scope)
   --redis-lease-ms MS            this node's lease in Redis, renewed every MS/3; entries of
-                                 a node that died without closing go within about two
-                                 leases (default 15000; needs --redis)
+                                 a node that died without closing go, and its running tasks
+                                 turn failed, within about two leases (default 15000; needs
+                                 --redis)
   --redis-share-after-ms MS      how long a call runs before its in-flight entry goes to
                                  Redis; shorter calls cost no Redis round trip (0..60000,
                                  default 50; needs --redis)
@@ -202,6 +212,8 @@ const OPTIONS = {
   "max-rows": { type: "string" },
   "max-rows-per-scope": { type: "string" },
   "row-ttl-ms": { type: "string" },
+  "max-tasks": { type: "string" },
+  "max-tasks-per-scope": { type: "string" },
   "max-sessions-per-scope": { type: "string" },
   "max-requests-per-scope": { type: "string" },
   "max-requests": { type: "string" },
@@ -280,6 +292,8 @@ function serveCommand(
     "max-rows"?: string | undefined;
     "max-rows-per-scope"?: string | undefined;
     "row-ttl-ms"?: string | undefined;
+    "max-tasks"?: string | undefined;
+    "max-tasks-per-scope"?: string | undefined;
     "max-sessions-per-scope"?: string | undefined;
     "max-requests-per-scope"?: string | undefined;
     "max-requests"?: string | undefined;
@@ -334,6 +348,12 @@ function serveCommand(
   }
   if (values["row-ttl-ms"] !== undefined) {
     command.rowTtlMs = integer("--row-ttl-ms", values["row-ttl-ms"], 1, MAX_TIMER_MS);
+  }
+  if (values["max-tasks"] !== undefined) {
+    command.maxTasks = rowLimit("--max-tasks", values["max-tasks"]);
+  }
+  if (values["max-tasks-per-scope"] !== undefined) {
+    command.maxTasksPerScope = rowLimit("--max-tasks-per-scope", values["max-tasks-per-scope"]);
   }
   const bound = (flag: string, text: string | undefined): number | undefined =>
     text === undefined ? undefined : integer(flag, text, 1, Number.MAX_SAFE_INTEGER);

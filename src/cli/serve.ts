@@ -21,6 +21,8 @@ import type {
   RedisCancellationStoreOptions,
   RedisReplyBus,
   RedisSessionStore,
+  RedisTaskStore,
+  RedisTaskStoreOptions,
 } from "../redis/index.js";
 import type { ServerReplyBus } from "../replies/index.js";
 import {
@@ -30,6 +32,7 @@ import {
   serveStdio,
 } from "../server/index.js";
 import type { SessionStore } from "../sessions/index.js";
+import type { TaskStore } from "../tasks/index.js";
 import type { ServeCommand } from "./args.js";
 import { demoPrompts } from "./demo-prompts.js";
 import { demoResources, demoResourceTemplates } from "./demo-resources.js";
@@ -77,6 +80,10 @@ export interface RedisBackends {
   readonly sessionStore: RedisSessionStore | undefined;
   /** Carries clients' answers to 2025-era asks between nodes (README, "Asking the client"). */
   readonly replyBus: RedisReplyBus;
+  /** The tasks of every node (the store carries the task bounds and this node's task lease). */
+  readonly taskStore: RedisTaskStore;
+  /** How often the task janitor sweeps: once per lease, so a dead node's tasks are failed soon. */
+  readonly taskSweepMs: number;
   /** Closes the registry, then the stores (this node's lease and in-flight entries go). */
   close(): Promise<void>;
 }
@@ -132,18 +139,34 @@ export async function redisBackends(
     ...(command.rowTtlMs === undefined ? {} : { ttlMs: command.rowTtlMs }),
   });
   const replyBus = new redis.RedisReplyBus({ redis: command.redis });
+  // One node name for both leases; the task bounds go to the shared store.
+  const taskOptions: {
+    -readonly [K in keyof RedisTaskStoreOptions]: RedisTaskStoreOptions[K];
+  } = { redis: command.redis, leaseMs, nodeId: cancellationStore.nodeId };
+  if (command.maxTasks !== undefined) taskOptions.maxTasks = command.maxTasks;
+  if (command.maxTasksPerScope !== undefined)
+    taskOptions.maxTasksPerScope = command.maxTasksPerScope;
+  const taskStore = new redis.RedisTaskStore(taskOptions);
   await Promise.all([
     cancellationStore.ready(REDIS_READY_WAIT_MS),
     sessionStore?.ready(REDIS_READY_WAIT_MS),
+    taskStore.ready(REDIS_READY_WAIT_MS),
   ]);
   return {
     registry,
     cancellationStore,
     sessionStore,
     replyBus,
+    taskStore,
+    taskSweepMs: Math.min(leaseMs, MAX_JANITOR_INTERVAL_MS),
     async close() {
       await registry.close();
-      await Promise.all([cancellationStore.close(), sessionStore?.close(), replyBus.close()]);
+      await Promise.all([
+        cancellationStore.close(),
+        sessionStore?.close(),
+        replyBus.close(),
+        taskStore.close(),
+      ]);
     },
   };
 }
@@ -165,6 +188,8 @@ export function serveOptions(
     readonly registry: CancellationRegistry;
     readonly sessionStore?: SessionStore | undefined;
     readonly replyBus?: ServerReplyBus | undefined;
+    readonly taskStore?: TaskStore | undefined;
+    readonly taskSweepMs?: number | undefined;
   },
   base: McpServerOptions = {
     tools: demoTools,
@@ -227,6 +252,25 @@ export function serveOptions(
   }
   if (command.maxConcurrentRequests !== undefined) {
     options.maxConcurrentRequests = command.maxConcurrentRequests;
+  }
+  // A module that turned tasks off keeps them off.
+  const baseTasks = base.tasks;
+  if (baseTasks === false) return options;
+  if (shared?.taskStore !== undefined) {
+    // A --redis node: the shared store holds the bounds; the janitor sweeps once per lease.
+    options.tasks = {
+      ...baseTasks,
+      store: shared.taskStore,
+      ...(shared.taskSweepMs === undefined ? {} : { sweepIntervalMs: shared.taskSweepMs }),
+    };
+  } else if (command.maxTasks !== undefined || command.maxTasksPerScope !== undefined) {
+    options.tasks = {
+      ...baseTasks,
+      ...(command.maxTasks === undefined ? {} : { maxTasks: command.maxTasks }),
+      ...(command.maxTasksPerScope === undefined
+        ? {}
+        : { maxTasksPerScope: command.maxTasksPerScope }),
+    };
   }
   return options;
 }
@@ -355,6 +399,8 @@ export function configFlags(command: ServeCommand): string[] {
   if (command.maxRows !== undefined) given.push("--max-rows");
   if (command.maxRowsPerScope !== undefined) given.push("--max-rows-per-scope");
   if (command.rowTtlMs !== undefined) given.push("--row-ttl-ms");
+  if (command.maxTasks !== undefined) given.push("--max-tasks");
+  if (command.maxTasksPerScope !== undefined) given.push("--max-tasks-per-scope");
   if (command.streamCancelTimeoutMs !== undefined) given.push("--stream-cancel-timeout");
   if (command.closeGraceMs !== undefined) given.push("--close-grace");
   if (command.metrics) given.push("--metrics");

@@ -196,3 +196,62 @@ describe("--max-sessions-per-scope with --redis", () => {
     }
   });
 });
+
+describe("--max-tasks, --max-tasks-per-scope and the Redis task store", () => {
+  it("parses positive integers or infinity, refuses anything else, and documents both", () => {
+    const command = serve(["serve", "--max-tasks", "50", "--max-tasks-per-scope", "infinity"]);
+    assert.equal(command.maxTasks, 50);
+    assert.equal(command.maxTasksPerScope, Number.POSITIVE_INFINITY);
+    assert.equal("maxTasks" in serve(["serve"]), false);
+    for (const bad of ["0", "1.5", "lots", ""]) {
+      assert.match(problem(["serve", "--max-tasks", bad]), /--max-tasks must be a positive/);
+      assert.match(
+        problem(["serve", "--max-tasks-per-scope", bad]),
+        /--max-tasks-per-scope must be a positive/,
+      );
+    }
+    assert.match(USAGE, /--max-tasks N\|infinity/);
+    assert.match(USAGE, /--max-tasks-per-scope N\|infinity/);
+  });
+
+  it("gives a memory server the task bounds", () => {
+    const options = serveOptions(
+      serve(["serve", "--max-tasks", "50", "--max-tasks-per-scope", "3"]),
+    );
+    try {
+      assert.deepEqual(options.tasks, { maxTasks: 50, maxTasksPerScope: 3 });
+      assert.equal(serveOptions(serve(["serve"])).tasks, undefined);
+    } finally {
+      void options.registry?.close();
+    }
+  });
+
+  it("builds the Redis task store with the bounds and the node's name; the janitor sweeps once per lease", async () => {
+    const backends = await redisBackends({
+      ...serve([
+        "serve",
+        "--redis",
+        "redis://127.0.0.1:1",
+        "--redis-lease-ms",
+        "900",
+        "--max-tasks",
+        "50",
+        "--max-tasks-per-scope",
+        "3",
+      ]),
+      redis: "redis://127.0.0.1:1",
+    });
+    try {
+      assert.equal(backends.taskStore.maxTasks, 50);
+      assert.equal(backends.taskStore.maxTasksPerScope, 3);
+      assert.equal(backends.taskStore.nodeId, backends.cancellationStore.nodeId);
+      const options = serveOptions(serve(["serve", "--max-tasks", "50"]), backends);
+      const tasks = options.tasks;
+      assert.ok(tasks !== undefined && tasks !== false);
+      assert.equal(tasks.store, backends.taskStore);
+      assert.equal(tasks.sweepIntervalMs, 900);
+    } finally {
+      await backends.close();
+    }
+  });
+});
