@@ -133,14 +133,15 @@ local function terminate(base, key, member, status, ctx)
 end
 
 -- Whether Redis has been serving long enough to judge leases. Every live node renews its lease
--- every third of it, so in a working deployment some script runs at least that often; a longer
--- gap means Redis itself was away (stalled, failing over, restarted) and no node could renew.
+-- every third of it, so in a working deployment some script runs at least that often; a gap of
+-- two thirds of a lease (the longest a renewed lease survives without the next renewal) means
+-- Redis itself was away (stalled, failing over, restarted) and no node could renew.
 -- Leases that lapsed then say nothing about the nodes, so for one lease after such a gap no task is
 -- failed for its owner's lease: the live nodes renew in the meantime, the dead ones do not.
 local function judging(base, now, leaseMs)
   local last = tonumber(redis.call('GET', base .. ':tlast') or 0)
   local grace = tonumber(redis.call('GET', base .. ':tgrace') or 0)
-  if now - last > leaseMs / 2 then
+  if now - last > leaseMs * 2 / 3 then
     grace = now + leaseMs
     redis.call('SET', base .. ':tgrace', int(grace))
   end

@@ -186,10 +186,9 @@ describe("RedisTaskStore across nodes", { skip: skip ?? false }, () => {
       }
       const took = performance.now() - killedAt;
       assert.equal(read?.status, "failed");
-      assert.ok(
-        took < 600,
-        `failed after ${took.toFixed(0)} ms (lease 300 ms: at most two leases)`,
-      );
+      // Two leases, plus one when a renewal on this loaded machine came so late that Redis
+      // counted it as an outage and waited a lease before judging (task-scripts.ts, judging).
+      assert.ok(took < 900, `failed after ${took.toFixed(0)} ms (lease 300 ms)`);
       assert.equal(read?.statusMessage, ORPHANED_TASK_MESSAGE);
       assert.equal(read?.error, ORPHANED_TASK_ERROR);
       assert.equal(read?.owner, null);
