@@ -1,8 +1,9 @@
 /**
  * An MCP server built with conduit-mcp that serves what the official conformance suite
  * (@modelcontextprotocol/conformance, stable and alpha lines) asks for in the scenarios this
- * project targets: server-initialize, ping, tools-list, tools-call-* (all but the 2025-11-25
- * sampling and elicitation ones, which need server-to-client requests), the 2026-07-28
+ * project targets: server-initialize, ping, tools-list, tools-call-* (the 2025-11-25 sampling and
+ * elicitation ones, elicitation-sep1034-defaults and elicitation-sep1330-enums ask the client
+ * with requests on the call's stream), the 2026-07-28
  * input-required-result-* scenarios (asking the client through input_required results),
  * json-schema-2020-12, dns-rebinding-protection, resources-* (subscriptions too), prompts-*,
  * completion-complete, caching, sep-2164-resource-not-found and the HTTP header scenarios. Tool names and results follow the scenario descriptions
@@ -304,6 +305,94 @@ const tools = [
       }
       const answer = await ctx.sample(CAPITAL_QUESTION, { key: "capital_question" });
       return `sampled: ${textOf(answer.content)}`;
+    },
+  }),
+  // tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults and
+  // elicitation-sep1330-enums (2025-11-25 requirements): the same ctx.elicit / ctx.sample, sent as
+  // server-to-client requests on the call's SSE stream (README, "Asking the client").
+  defineTool({
+    name: "test_sampling",
+    description: "Asks the client's model the prompt (sampling/createMessage)",
+    input: z.object({ prompt: z.string() }),
+    handler: async ({ prompt }, ctx) => {
+      const answer = await ctx.sample({
+        messages: [{ role: "user", content: { type: "text", text: prompt } }],
+        maxTokens: 100,
+      });
+      return `LLM response: ${textOf(answer.content)}`;
+    },
+  }),
+  defineTool({
+    name: "test_elicitation",
+    description: "Asks the user for a username and an email (elicitation/create)",
+    input: z.object({ message: z.string() }),
+    handler: async ({ message }, ctx) => {
+      const answer = await ctx.elicit(message, {
+        type: "object",
+        properties: {
+          username: { type: "string", description: "User's response" },
+          email: { type: "string", description: "User's email address" },
+        },
+        required: ["username", "email"],
+      });
+      return `User response: action: ${answer.action}, content: ${JSON.stringify(answer.content ?? {})}`;
+    },
+  }),
+  defineTool({
+    name: "test_elicitation_sep1034_defaults",
+    description: "Elicits a form whose every primitive field has a default (SEP-1034)",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("Please review your details", {
+        type: "object",
+        properties: {
+          name: { type: "string", default: "John Doe" },
+          age: { type: "integer", default: 30 },
+          score: { type: "number", default: 95.5 },
+          status: { type: "string", enum: ["active", "inactive", "pending"], default: "active" },
+          verified: { type: "boolean", default: true },
+        },
+      });
+      return `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`;
+    },
+  }),
+  defineTool({
+    name: "test_elicitation_sep1330_enums",
+    description: "Elicits a form with the five enum shapes (SEP-1330)",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit("Please choose", {
+        type: "object",
+        properties: {
+          untitledSingle: { type: "string", enum: ["option1", "option2", "option3"] },
+          titledSingle: {
+            type: "string",
+            oneOf: [
+              { const: "value1", title: "First Option" },
+              { const: "value2", title: "Second Option" },
+              { const: "value3", title: "Third Option" },
+            ],
+          },
+          legacyEnum: {
+            type: "string",
+            enum: ["opt1", "opt2", "opt3"],
+            enumNames: ["Option One", "Option Two", "Option Three"],
+          },
+          untitledMulti: {
+            type: "array",
+            items: { type: "string", enum: ["option1", "option2", "option3"] },
+          },
+          titledMulti: {
+            type: "array",
+            items: {
+              anyOf: [
+                { const: "value1", title: "First Choice" },
+                { const: "value2", title: "Second Choice" },
+                { const: "value3", title: "Third Choice" },
+              ],
+            },
+          },
+        },
+      });
+      return `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`;
     },
   }),
   // server-stateless's no-independent-requests check: the call's stream carries its input_required

@@ -223,7 +223,8 @@ const CONFIRM_FORM = {
 /**
  * `confirm {action}` asks the user "Do you want to <action>?" and only "acts" on a yes: a
  * 2026-07-28 call first answers `input_required` with the question, the client's retry carries
- * the answer. Where the client cannot be asked, nothing is done and the result says why.
+ * the answer; a 2025-11-25 call sends `elicitation/create` on its stream and waits for the
+ * client's answer. Where the client cannot be asked, nothing is done and the result says why.
  *
  * @example
  * ```ts

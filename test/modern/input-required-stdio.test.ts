@@ -15,7 +15,10 @@ import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const SERVER = {
   command: process.execPath,
@@ -64,12 +67,17 @@ describe("asking the client over stdio", () => {
     assert.equal(text(answered), "42 (model: stdio-model)");
   });
 
-  test("2025-11-25 (SDK 1.x): the elicitation request goes out on stdout, its answer comes back on stdin", async () => {
+  test("2025-11-25 (SDK 1.x): confirm's elicitation and ask-model's sampling go out on stdout, the answers come back on stdin", async () => {
     const legacy = new Client(
       { name: "stdio-legacy", version: "1.0.0" },
-      { capabilities: { elicitation: {} } },
+      { capabilities: { elicitation: {}, sampling: {} } },
     );
     const questions: string[] = [];
+    legacy.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: "assistant",
+      content: { type: "text", text: "42" },
+      model: "stdio-legacy-model",
+    }));
     legacy.setRequestHandler(ElicitRequestSchema, async (request) => {
       questions.push(request.params.message);
       return { action: "accept", content: { confirm: true } };
@@ -79,6 +87,11 @@ describe("asking the client over stdio", () => {
       const result = await legacy.callTool({ name: "confirm", arguments: { action: "tidy up" } });
       assert.equal(text(result), "Done: tidy up");
       assert.deepEqual(questions, ["Do you want to tidy up?"]);
+      const answered = await legacy.callTool({
+        name: "ask-model",
+        arguments: { question: "6×7?" },
+      });
+      assert.equal(text(answered), "42 (model: stdio-legacy-model)");
     } finally {
       await legacy.close();
     }
