@@ -25,6 +25,11 @@ const NAME_FORM = {
   properties: { name: { type: "string" } },
   required: ["name"],
 } as const;
+const CONFIRM_FORM = {
+  type: "object",
+  properties: { confirm: { type: "boolean" } },
+  required: ["confirm"],
+} as const;
 const OK_FORM = {
   type: "object",
   properties: { ok: { type: "boolean" } },
@@ -450,8 +455,8 @@ const tools = [
     description: "Runs as a task and asks for a confirmation (one elicitation)",
     task: "optional",
     handler: async (_args, ctx) => {
-      const answer = await ctx.elicit("Delete the file?", OK_FORM, { key: "confirm" });
-      return answer.action === "accept" && answer.content.ok ? "deleted" : "kept";
+      const answer = await ctx.elicit("Delete the file?", CONFIRM_FORM, { key: "confirm" });
+      return answer.action === "accept" && answer.content.confirm === true ? "deleted" : "kept";
     },
   }),
   defineTool({

@@ -646,12 +646,17 @@ export class Dispatcher implements HandlerCallHost {
     request: MethodRequest,
     invocation: HandlerInvocation,
     progressToken?: string | number,
-    detached?: { readonly sink: ResponseSink; readonly handle: RequestHandle },
+    detached?: {
+      readonly sink: ResponseSink;
+      readonly handle: RequestHandle;
+      readonly asker: ClientAsker | null;
+    },
   ): Promise<void> {
     const { meta } = request;
     let round: ClientAsker | null = null;
     if (detached !== undefined) {
-      // A task's answer goes to the store; its request has been answered with the task.
+      // A task's answer goes to the store; its asks park the task (task-asker.ts).
+      round = detached.asker;
     } else if (request.modern === null) {
       if (ASKING_METHODS.has(invocation.method)) {
         // 2025 era: asks go to the client as requests on this call's stream.
@@ -922,8 +927,12 @@ export class Dispatcher implements HandlerCallHost {
     if (decision.kind === "sync")
       return this.startCall(request, invocation, progressTokenOf(params));
     if (decision.kind === "refuse") return this.answerTask(request, decision.answer);
-    const answer = await tasks.create(taskRequest, (sink, handle) => {
-      void this.startCall(request, invocation, progressTokenOf(params) ?? 0, { sink, handle });
+    const answer = await tasks.create(taskRequest, (sink, handle, asker) => {
+      void this.startCall(request, invocation, progressTokenOf(params) ?? 0, {
+        sink,
+        handle,
+        asker,
+      });
     });
     return this.answerTask(request, answer);
   }

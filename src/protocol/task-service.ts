@@ -37,6 +37,7 @@ import {
 } from "../tasks/task-store.js";
 import { errorResponseJson, isPlainObject, successResponseJson } from "./json-rpc.js";
 import type { ListCursors } from "./list-cursor.js";
+import { TaskAsker } from "./task-asker.js";
 import { TaskSink, type TaskSinkOwner } from "./task-sink.js";
 import {
   detailedTask,
@@ -96,8 +97,11 @@ export interface TaskRequest {
   readonly signal: AbortSignal;
 }
 
-/** Starts the detached handler call of a new task: `sink` and `handle` replace the request's. */
-export type StartTaskRun = (sink: TaskSink, handle: RequestHandle) => void;
+/**
+ * Starts the detached handler call of a new task: `sink` and `handle` replace the request's;
+ * `asker` is where its asks go (2026-07-28: `input_required` and `tasks/update`), or null.
+ */
+export type StartTaskRun = (sink: TaskSink, handle: RequestHandle, asker: TaskAsker | null) => void;
 
 /** What a `tools/call` of a task-supporting tool should do. */
 export type TaskDecision =
@@ -134,7 +138,10 @@ export class TaskService implements TaskSinkOwner {
   private readonly maxTtlMs: number;
   private readonly pollIntervalMs: number;
   /** Runs of this node: task id → sink (task ids are unique across scopes). */
-  private readonly runs = new Map<string, { sink: TaskSink; handle: RequestHandle }>();
+  private readonly runs = new Map<
+    string,
+    { sink: TaskSink; handle: RequestHandle; asker: TaskAsker | null }
+  >();
   /** `tasks/result` waits of this node: task id → wake-up functions. */
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly unsubscribe: () => void;
@@ -247,7 +254,11 @@ export class TaskService implements TaskSinkOwner {
       owner: this,
       handle,
     });
-    this.runs.set(taskId, { sink, handle });
+    const asker =
+      request.modern === null
+        ? null
+        : new TaskAsker(this.store, request.scope, taskId, request.modern);
+    this.runs.set(taskId, { sink, handle, asker });
     let created: Awaited<ReturnType<TaskStore["create"]>>;
     try {
       created = await this.store.create({
@@ -271,7 +282,7 @@ export class TaskService implements TaskSinkOwner {
       };
     }
     for (const gone of created.evicted) void this.abortRun(gone.scope, gone.taskId, EVICTED);
-    start(sink, handle);
+    start(sink, handle, asker);
     const task = created.task;
     const result =
       request.modern === null
@@ -375,8 +386,15 @@ export class TaskService implements TaskSinkOwner {
     }
     const task = await this.find(request);
     if (task === undefined) return notFound(request);
-    // No handler here asks through a task yet: every response is for a key not outstanding,
-    // which the extension says to ignore ("Task Update Requests").
+    // Answers reach the run when it is on this node (task-asker.ts); responses for keys not
+    // outstanding are ignored, as the extension says ("Task Update Requests").
+    const run = this.runs.get(task.taskId);
+    if (run?.asker != null && run.sink.scope === request.scope) {
+      const refused = await run.asker.answer(
+        request.params?.inputResponses as Record<string, unknown>,
+      );
+      if (refused !== null) return invalid(request.id, refused);
+    }
     return ok(request.id, { resultType: "complete" });
   }
 

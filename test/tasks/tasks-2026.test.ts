@@ -38,6 +38,19 @@ describe("tasks, 2026-07-28 (tasks extension)", () => {
         watchedTool(runs),
         ...taskTestTools(),
         defineTool({
+          name: "ask_name",
+          description: "Asks a name through the task, then greets",
+          task: "optional",
+          handler: async (_args, ctx) => {
+            const answer = await ctx.elicit(
+              "Your name?",
+              { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+              { key: "name" },
+            );
+            return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "no name";
+          },
+        }),
+        defineTool({
           name: "throws",
           description: "Throws",
           task: "optional",
@@ -215,5 +228,43 @@ describe("tasks, 2026-07-28 (tasks extension)", () => {
       inputResponses: {},
     });
     assert.equal(unknown.json.error.code, -32602);
+  });
+
+  test("an ask parks the task in input_required; tasks/update answers it and the handler resumes", async () => {
+    const elicitation = { elicitation: {} };
+    const created = await modern(
+      url,
+      "tools/call",
+      { name: "ask_name", arguments: {} },
+      { capabilities: elicitation },
+    );
+    const { taskId } = created.json.result;
+    let parked: Record<string, unknown> = {};
+    await until(
+      async () => {
+        parked = (await modern(url, "tasks/get", { taskId })).json.result;
+        return parked.status === "input_required";
+      },
+      5_000,
+      "the task to wait for input",
+    );
+    const requests = parked.inputRequests as Record<string, { method: string }>;
+    assert.deepEqual(Object.keys(requests), ["name"]);
+    assert.equal(requests.name?.method, "elicitation/create");
+    const invalid = await modern(url, "tasks/update", {
+      taskId,
+      inputResponses: { name: { action: "accept", content: { name: 42 } } },
+    });
+    assert.equal(invalid.json.error.code, -32602, invalid.text);
+    assert.equal((await modern(url, "tasks/get", { taskId })).json.result.status, "input_required");
+    const ack = await modern(url, "tasks/update", {
+      taskId,
+      inputResponses: { name: { action: "accept", content: { name: "Ada" } }, other: {} },
+    });
+    assert.deepEqual(ack.json.result, { resultType: "complete" });
+    const done = await untilTerminal(() => modern(url, "tasks/get", { taskId }));
+    assert.equal(done.status, "completed");
+    assert.deepEqual(done.result, { content: [{ type: "text", text: "Hello, Ada!" }] });
+    assert.equal(done.inputRequests, undefined);
   });
 });

@@ -33,9 +33,18 @@ export function modern(
   url: string,
   method: string,
   params: Record<string, unknown>,
-  options: { token?: string; extension?: boolean; name?: string; id?: number } = {},
+  options: {
+    token?: string;
+    extension?: boolean;
+    name?: string;
+    id?: number;
+    capabilities?: Record<string, unknown>;
+  } = {},
 ): Promise<RpcAnswer> {
-  const capabilities = options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } };
+  const capabilities = {
+    ...options.capabilities,
+    ...(options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } }),
+  };
   const headers: Record<string, string> = { "mcp-protocol-version": V2026, "mcp-method": method };
   const name = options.name ?? params.taskId ?? params.name;
   if (typeof name === "string") headers["mcp-name"] = name;
