@@ -480,6 +480,24 @@ const tools = [
       return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "No name given.";
     },
   }),
+  // server-stateless's subscriptions/listen checks: each call changes a list (a dynamic item
+  // comes and goes), so listeners that asked hear notifications/<list>/list_changed.
+  defineTool({
+    name: "test_trigger_tool_change",
+    description: "Adds or removes the tool test_dynamic_tool (a tools list change)",
+    handler: () => {
+      if (!server.tools.remove(DYNAMIC_TOOL.name)) server.tools.add(DYNAMIC_TOOL);
+      return "tools list changed";
+    },
+  }),
+  defineTool({
+    name: "test_trigger_prompt_change",
+    description: "Adds or removes the prompt test_dynamic_prompt (a prompts list change)",
+    handler: () => {
+      if (!server.prompts.remove(DYNAMIC_PROMPT.name)) server.prompts.add(DYNAMIC_PROMPT);
+      return "prompts list changed";
+    },
+  }),
   defineTool({
     name: "json_schema_2020_12_tool",
     description: "Tool with JSON Schema 2020-12 features",
@@ -487,6 +505,17 @@ const tools = [
     handler: (args) => `received ${JSON.stringify(args)}`,
   }),
 ];
+
+const DYNAMIC_TOOL = defineTool({
+  name: "test_dynamic_tool",
+  description: "Present every other test_trigger_tool_change call",
+  handler: () => "dynamic",
+});
+const DYNAMIC_PROMPT = definePrompt({
+  name: "test_dynamic_prompt",
+  description: "Present every other test_trigger_prompt_change call",
+  get: () => "dynamic",
+});
 
 // resources-list, resources-read-text, resources-read-binary; sep-2164-resource-not-found needs
 // no resource of its own (it reads a URI nothing serves: -32602 with data.uri).

@@ -31,6 +31,7 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   { path: "sessions", rank: 2 },
   { path: "tasks", rank: 2 },
   { path: "replies", rank: 2 },
+  { path: "changes", rank: 2 },
   // OAuth access tokens (they become a Principal); tool isolation in worker threads; the Redis
   // stores. Each builds on the blocks above and none needs another.
   { path: "identity/oauth", rank: 3 },

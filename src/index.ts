@@ -55,6 +55,12 @@ export {
   type TrackOptions,
 } from "./cancellation/index.js";
 export {
+  type ChangedList,
+  type ChangeEvent,
+  type ChangeFeed,
+  MemoryChangeFeed,
+} from "./changes/index.js";
+export {
   type CancellationCleanupMessage,
   type CancellationJanitorMessage,
   ChannelName,

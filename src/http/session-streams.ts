@@ -104,6 +104,13 @@ export class SessionStreams {
     return true;
   }
 
+  /** Sends one JSON-RPC message to every open stream (a list changed); returns how many. */
+  broadcast(json: string): number {
+    let sent = 0;
+    for (const sessionId of [...this.streams.keys()]) if (this.send(sessionId, json)) sent++;
+    return sent;
+  }
+
   /** Ends the session's stream (its session ended). */
   close(sessionId: string): void {
     const stream = this.streams.get(sessionId);

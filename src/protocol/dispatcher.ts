@@ -16,6 +16,13 @@ import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
 import {
+  acknowledgedFilter,
+  type ChangeListener,
+  type ChangeListeners,
+  parseListenFilter,
+  SUBSCRIPTION_ID_KEY,
+} from "./change-listeners.js";
+import {
   type CompletionRequest,
   completionResult,
   NO_COMPLETIONS,
@@ -178,6 +185,11 @@ export interface DispatcherOptions extends ServerIdentity {
    * and the tasks capability not advertised). Default: served, with a memory store.
    */
   readonly tasks?: TaskOptions | false | undefined;
+  /**
+   * The 2026-07-28 `subscriptions/listen` table: when given, `subscriptions/listen` is served and
+   * `server/discover` advertises `listChanged` and `resources.subscribe`.
+   */
+  readonly listeners?: ChangeListeners | null | undefined;
 }
 
 /** What a validated 2026-07-28 envelope tells the dispatcher (see modern-envelope.ts). */
@@ -267,6 +279,7 @@ export class Dispatcher implements HandlerCallHost {
   private readonly subscriptions: ResourceSubscriptions | null;
   /** The tasks of this server, or null when they are not served. */
   readonly tasks: TaskService | null;
+  private readonly listeners: ChangeListeners | null;
 
   constructor(options: DispatcherOptions) {
     this.registry = options.registry;
@@ -313,6 +326,7 @@ export class Dispatcher implements HandlerCallHost {
     });
 
     this.subscriptions = options.subscriptions ?? null;
+    this.listeners = options.listeners ?? null;
     this.resources.serveSubscriptions(this.subscriptions);
     this.tasks =
       options.tasks === false
@@ -323,18 +337,21 @@ export class Dispatcher implements HandlerCallHost {
             pageSize: this.pageSize,
             options: options.tasks,
           });
+    // List changes reach 2025-era sessions on their GET stream, so they are announced only where
+    // sessions (and so GET streams) are served.
+    const sessionsListen = this.subscriptions !== null;
     const serverInfo = serverInfoOf(options);
     const instructions =
       options.instructions === undefined
         ? ""
         : `,"instructions":${JSON.stringify(options.instructions)}`;
     this.initializeTail = `"capabilities":${JSON.stringify({
-      tools: { listChanged: false },
+      tools: { listChanged: sessionsListen },
       resources:
         this.subscriptions === null
           ? { listChanged: false }
-          : { subscribe: true, listChanged: false },
-      prompts: { listChanged: false },
+          : { subscribe: true, listChanged: true },
+      prompts: { listChanged: sessionsListen },
       completions: {},
       logging: {},
       // 2025-11-25, Tasks, "Server Capabilities".
@@ -347,9 +364,13 @@ export class Dispatcher implements HandlerCallHost {
       resultType: "complete",
       supportedVersions: ALL_PROTOCOL_VERSIONS,
       capabilities: {
-        tools: {},
-        resources: {},
-        prompts: {},
+        ...(this.listeners === null
+          ? { tools: {}, resources: {}, prompts: {} }
+          : {
+              tools: { listChanged: true },
+              resources: { subscribe: true, listChanged: true },
+              prompts: { listChanged: true },
+            }),
         completions: {},
         logging: {},
         // SEP-2663, "Capability Negotiation": the extension, never a `tasks` capability.
@@ -750,6 +771,13 @@ export class Dispatcher implements HandlerCallHost {
     });
     this.defineMethod("prompts/get", { eras: "both", run: (r) => this.getPrompt(r) });
     this.defineMethod("completion/complete", { eras: "both", run: (r) => this.complete(r) });
+    if (this.listeners !== null) {
+      const table = this.listeners;
+      this.defineMethod("subscriptions/listen", {
+        eras: "2026",
+        run: (r) => this.listen(r, table),
+      });
+    }
     if (this.subscriptions !== null) {
       // 2025-era only: the 2026-07-28 revision removed these RPCs (subscriptions/listen).
       const table = this.subscriptions;
@@ -762,6 +790,92 @@ export class Dispatcher implements HandlerCallHost {
         run: (r) => this.subscription(r, table, false),
       });
     }
+  }
+
+  /**
+   * `subscriptions/listen` (2026-07-28 basic/patterns/subscriptions,
+   * https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): a
+   * long-lived stream. The acknowledgement goes first, then every change the filter asked for,
+   * each tagged with the request id as subscription id. Resolves when the stream ends: the
+   * client closed it (or sent `notifications/cancelled`, on stdio), or it was cut for not
+   * reading (no response then), or the server shuts down (a `complete` result, then the end).
+   * The request holds its scope's request and stream units while it lasts.
+   */
+  private listen(request: MethodRequest, table: ChangeListeners): Promise<void> {
+    const filter = parseListenFilter(
+      request.params?.notifications,
+      table.maxUris,
+      this.maxUriLength,
+    );
+    if (typeof filter === "string") {
+      return this.answerError(request, ErrorCode.InvalidParams, filter);
+    }
+    const { sink, handle } = request;
+    if (!sink.streamable || request.id === null) {
+      return this.answerError(
+        request,
+        ErrorCode.InvalidRequest,
+        "subscriptions/listen needs a stream: accept text/event-stream.",
+      );
+    }
+    const subscriptionIdJson = JSON.stringify(request.id);
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (graceful: boolean): void => {
+        if (done) return;
+        done = true;
+        table.remove(listener);
+        sink.setListener(null);
+        handle.setAbortListener(null);
+        if (graceful) {
+          void this.answer(
+            request,
+            successResponseJson(
+              request.id,
+              `{"resultType":"complete","_meta":{"${SUBSCRIPTION_ID_KEY}":${subscriptionIdJson}}}`,
+            ),
+          ).then(resolve, resolve);
+          return;
+        }
+        // Ended by the client (or cut): no response, the stream just ends.
+        sink.cancel(EMPTY_RESULT);
+        this.registry.untrack(handle).then(
+          () => resolve(),
+          () => resolve(),
+        );
+        if (handle.requestId !== null)
+          this.registry.clear(request.id, request.meta.scope).catch(noop);
+      };
+      const listener: ChangeListener = {
+        scope: request.meta.scope,
+        filter,
+        subscriptionIdJson,
+        send: (json) => {
+          if (sink.ended) finish(false);
+          else void sink.notify(json);
+        },
+        complete: () => finish(true),
+      };
+      const refused = table.add(listener);
+      if (refused !== null) {
+        done = true;
+        void this.answerError(
+          request,
+          ErrorCode.ServerError,
+          refused === "scope-full"
+            ? `Too many subscriptions/listen streams for this client (at most ${table.maxPerScope}); close one first.`
+            : "Too many subscriptions/listen streams on this server; retry later.",
+        ).then(resolve, resolve);
+        return;
+      }
+      // A hang-up, a cut for not reading, or a cancel frees the listener at once.
+      sink.setListener({ onDisconnect: () => finish(false) });
+      handle.setAbortListener({ handleEvent: () => finish(false) });
+      void sink.notify(
+        `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"${SUBSCRIPTION_ID_KEY}":${subscriptionIdJson}},"notifications":${JSON.stringify(acknowledgedFilter(filter))}}}`,
+      );
+      if (sink.ended) finish(false);
+    });
   }
 
   /**

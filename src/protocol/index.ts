@@ -18,6 +18,12 @@ export {
 } from "../logging-levels.js";
 export { processCancelledNotification } from "./cancelled-notification.js";
 export {
+  ChangeListeners,
+  DEFAULT_MAX_LISTEN_URIS,
+  DEFAULT_MAX_LISTENERS,
+  DEFAULT_MAX_LISTENERS_PER_SCOPE,
+} from "./change-listeners.js";
+export {
   type CompletionRef,
   type CompletionRequest,
   MAX_COMPLETION_VALUES,

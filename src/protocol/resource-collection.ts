@@ -20,6 +20,7 @@ import type { ResourceSubscriptions } from "./resource-subscriptions.js";
  */
 export class ResourceCollection extends PrimitiveCollection<Resource> {
   private subscriptions: ResourceSubscriptions | null = null;
+  private route: ((uri: string) => number) | null = null;
 
   /** @internal Set by the dispatcher when subscriptions are served (sessions on). */
   serveSubscriptions(subscriptions: ResourceSubscriptions | null): void {
@@ -27,13 +28,23 @@ export class ResourceCollection extends PrimitiveCollection<Resource> {
   }
 
   /**
-   * Tells the sessions subscribed to `uri` (on this process) that it changed: each gets
-   * `notifications/resources/updated` on its standalone (GET) stream when one is open. Any
-   * URI may be named (a template's match too). Returns how many sessions were subscribed; 0
-   * without sessions (nothing to subscribe with).
+   * @internal Set by the server: where an update goes (its change feed, so every node's
+   * subscribers and listeners hear it); returns how many listen on this process.
+   */
+  routeUpdates(route: ((uri: string) => number) | null): void {
+    this.route = route;
+  }
+
+  /**
+   * Tells everyone listening for `uri` that it changed, on every node sharing the server's
+   * change feed: 2025-era sessions subscribed to it get `notifications/resources/updated` on
+   * their standalone (GET) stream, 2026-07-28 `subscriptions/listen` streams that named it get
+   * it tagged with their subscription id. Any URI may be named (a template's match too).
+   * Returns how many sessions and listeners on this process listen for it.
    */
   updated(uri: string): number {
-    if (typeof uri !== "string") return 0;
+    if (typeof uri !== "string" || uri.length === 0) return 0;
+    if (this.route !== null) return this.route(uri);
     return this.subscriptions?.updated(uri) ?? 0;
   }
 }

@@ -3,7 +3,9 @@
  * https://modelcontextprotocol.io/specification/2025-11-25/server/resources#subscriptions), and
  * where an update for a session goes. Bounded per session first (one client cannot fill the
  * table for others), then in all; a subscription lives until `resources/unsubscribe` or the
- * session's `DELETE`. Single node: an update reaches the sessions subscribed on this process.
+ * session ends. The table holds the subscriptions made through this process; an update told to
+ * every node (the change feed) reaches each subscribed session's stream, on whichever node it is
+ * open (see `createMcpServer`).
  */
 
 /** Default most URIs one session may subscribe to. */
@@ -14,8 +16,11 @@ export const DEFAULT_MAX_SUBSCRIPTIONS = 100_000;
 /** The outcome of {@link ResourceSubscriptions.subscribe}. */
 export type SubscribeOutcome = "subscribed" | "session-full" | "full";
 
-/** Delivers one JSON-RPC notification (JSON text) to a session's standalone stream, if open. */
-export type SessionDelivery = (sessionId: string, json: string) => void;
+/**
+ * Delivers one JSON-RPC notification (JSON text) to a session's standalone stream, if open;
+ * `uri` is the resource it is about (so a delivery that finds no stream here can pass it on).
+ */
+export type SessionDelivery = (sessionId: string, json: string, uri: string) => void;
 
 /**
  * The subscription table.
@@ -91,6 +96,11 @@ export class ResourceSubscriptions {
     return [...(this.bySession.get(sessionId) ?? [])];
   }
 
+  /** Sessions subscribed to `uri` here. */
+  subscribersOf(uri: string): number {
+    return this.byUri.get(uri)?.size ?? 0;
+  }
+
   /** Subscriptions held in all. */
   get size(): number {
     return this.total;
@@ -110,7 +120,7 @@ export class ResourceSubscriptions {
         method: "notifications/resources/updated",
         params: { uri },
       });
-      for (const sessionId of [...sessions]) delivery(sessionId, json);
+      for (const sessionId of [...sessions]) delivery(sessionId, json, uri);
     }
     return sessions.size;
   }

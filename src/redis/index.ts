@@ -18,6 +18,7 @@ export type {
   RecordOutcome,
   RemoteCancellation,
 } from "../cancellation/index.js";
+export type { ChangedList, ChangeEvent, ChangeFeed } from "../changes/index.js";
 export type { CancellationSource } from "../errors.js";
 export type { ClientReply, ServerReplyBus } from "../replies/index.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
@@ -43,6 +44,7 @@ export {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
 } from "./redis-cancellation-store.js";
+export { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
 export { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
 export { RedisTaskStore, type RedisTaskStoreOptions } from "./redis-task-store.js";

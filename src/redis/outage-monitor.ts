@@ -15,7 +15,7 @@ export interface StoreOutageMessage {
 }
 
 /** The store an {@link OutageMonitor} speaks for. */
-export type OutagePart = "cancellation" | "sessions" | "tasks" | "replies";
+export type OutagePart = "cancellation" | "sessions" | "tasks" | "replies" | "changes";
 
 /** What each store does while Redis is away, for its one outage line. */
 const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
@@ -27,6 +27,8 @@ const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
     "Redis session store unreachable (%s); sessions created or seen on this node are served from its local copy, new sessions are kept there and written to Redis when it is back",
   tasks:
     "Redis task store unreachable (%s); failing closed: tasks cannot be created, read or cancelled until it is back (clients get an error and retry), status and results of tasks running here are written when it is back",
+  changes:
+    "Redis change feed unreachable (%s); list changes and resource updates reach this node's listeners only until Redis is back",
 };
 
 /**

@@ -25,7 +25,7 @@ import type {
 import { bounded } from "./bounded.js";
 import { KeyLayout, type ShardKeys } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
-import { connectIfLazy } from "./redis-cancellation-store.js";
+import { connectIfLazy, quit } from "./redis-cancellation-store.js";
 
 /** Options of {@link RedisSessionStore}. */
 export interface RedisSessionStoreOptions {
@@ -452,13 +452,7 @@ export class RedisSessionStore implements SessionStore {
     this.endedListeners.clear();
     if (this.subscriber !== null) {
       this.subscriber.removeAllListeners("message");
-      if (this.subscriber.status === "ready") {
-        await Promise.race([
-          this.subscriber.quit().catch(() => {}),
-          new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref()),
-        ]);
-      }
-      this.subscriber.disconnect();
+      await quit(this.subscriber, this.timeoutMs);
     }
     if (this.ownsClient) {
       if (this.client.status === "ready") {

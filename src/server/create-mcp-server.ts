@@ -7,6 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { CancellationRegistry } from "../cancellation/index.js";
+import { type ChangeEvent, type ChangeFeed, MemoryChangeFeed } from "../changes/index.js";
 import { InvalidOptionError, RequestCancelledError } from "../errors.js";
 import {
   createAuthenticator,
@@ -26,6 +27,7 @@ import type { ResourceServer } from "../identity/oauth/index.js";
 import { resolvePoolOptions } from "../isolation/pool-options.js";
 import { WorkerPool } from "../isolation/worker-pool.js";
 import {
+  ChangeListeners,
   checkPrimitiveFields,
   Dispatcher,
   type PrimitiveCollection,
@@ -138,6 +140,10 @@ export interface ConcurrencySnapshot {
   readonly streams: number;
   /** Scopes holding at least one request unit. */
   readonly scopes: number;
+  /** Open 2026-07-28 `subscriptions/listen` streams. */
+  readonly listeners: number;
+  /** 2025-era resource subscriptions held on this process. */
+  readonly subscriptions: number;
 }
 
 /**
@@ -181,6 +187,14 @@ class ConduitMcpServer implements McpServer {
   private readonly janitor: SessionJanitor | null;
   /** The sessions' standalone GET streams (sessions on), else null. */
   private readonly streams: SessionStreams | null;
+  /** The 2025-era resource subscriptions (sessions on), else null. */
+  private readonly subscriptions: ResourceSubscriptions | null;
+  /** The open 2026-07-28 `subscriptions/listen` streams. */
+  private readonly listeners: ChangeListeners;
+  private readonly changeFeed: ChangeFeed;
+  private readonly ownsChangeFeed: boolean;
+  /** Stops hearing the feed and the collections (close). */
+  private readonly unhook: (() => void)[] = [];
   private readonly closeGraceMs: number;
   private readonly headersTimeoutMs: number;
   private readonly requestTimeoutMs: number;
@@ -239,7 +253,13 @@ class ConduitMcpServer implements McpServer {
         maxTotal: options.sessions.maxSubscriptions,
       });
       const streams = this.streams;
-      subscriptions.setDelivery((sessionId, json) => void streams.send(sessionId, json));
+      subscriptions.setDelivery((sessionId, json, uri) => {
+        // The session's GET stream may be open on another node (its POSTs and its GET can
+        // land anywhere behind a load balancer): a shared feed passes the update on to it.
+        if (!streams.send(sessionId, json) && this.changeFeed.shared) {
+          this.changeFeed.publish({ type: "forward", sessionId, uri });
+        }
+      });
       const store =
         options.sessions.store ??
         new MemorySessionStore({
@@ -283,6 +303,15 @@ class ConduitMcpServer implements McpServer {
       this.streams = null;
     }
 
+    this.subscriptions = subscriptions;
+    this.listeners = new ChangeListeners({
+      maxPerScope: options.maxListenersPerScope,
+      maxTotal: options.maxListeners,
+      maxUris: options.maxListenUris,
+    });
+    this.ownsChangeFeed = options.changeFeed === undefined;
+    this.changeFeed = options.changeFeed ?? new MemoryChangeFeed();
+
     // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
     const poolOptions = options.workerPool;
     resolvePoolOptions(poolOptions);
@@ -301,6 +330,7 @@ class ConduitMcpServer implements McpServer {
       observer: combineObservers([this.metrics, reporter]),
       sessions: hooks,
       subscriptions,
+      listeners: this.listeners,
       workerPool: () => {
         if (this.pool === null) {
           this.pool = new WorkerPool(poolOptions);
@@ -331,6 +361,7 @@ class ConduitMcpServer implements McpServer {
     this.resources = this.dispatcher.resources;
     this.resourceTemplates = this.dispatcher.resourceTemplates;
     this.prompts = this.dispatcher.prompts;
+    this.hookChanges();
     const core = createRequestCore({
       path: options.path,
       dispatcher: this.dispatcher,
@@ -376,7 +407,48 @@ class ConduitMcpServer implements McpServer {
       requests: this.limits.requests.total,
       streams: this.limits.streams.total,
       scopes: this.limits.requests.scopes,
+      listeners: this.listeners.size,
+      subscriptions: this.subscriptions?.size ?? 0,
     };
+  }
+
+  /**
+   * Every change to a collection, and every `resources.updated(uri)`, goes to the change feed;
+   * whatever the feed hears (from this node or another) goes to this node's listeners: 2026-07-28
+   * `subscriptions/listen` streams, and 2025-era GET streams (list changes to every open one,
+   * resource updates to the sessions subscribed).
+   */
+  private hookChanges(): void {
+    const feed = this.changeFeed;
+    const announce = (list: "tools" | "prompts" | "resources") => () =>
+      feed.publish({ type: "list", list });
+    this.unhook.push(
+      this.tools.onChanged(announce("tools")),
+      this.prompts.onChanged(announce("prompts")),
+      this.resources.onChanged(announce("resources")),
+      // Templates are part of what a client lists as resources.
+      this.resourceTemplates.onChanged(announce("resources")),
+      feed.onChange((event) => this.deliverChange(event)),
+    );
+    this.resources.routeUpdates((uri) => {
+      const here = (this.subscriptions?.subscribersOf(uri) ?? 0) + this.listeners.listenersOf(uri);
+      feed.publish({ type: "updated", uri });
+      return here;
+    });
+  }
+
+  private deliverChange(event: ChangeEvent): void {
+    if (this.closing) return;
+    if (event.type === "forward") {
+      this.streams?.send(event.sessionId, resourceUpdatedJson(event.uri));
+      return;
+    }
+    this.listeners.deliver(event);
+    if (event.type === "updated") this.subscriptions?.updated(event.uri);
+    else
+      this.streams?.broadcast(
+        `{"jsonrpc":"2.0","method":"notifications/${event.list}/list_changed"}`,
+      );
   }
 
   async listen(options: { host?: string; port?: number } = {}): Promise<ListenAddress> {
@@ -464,8 +536,12 @@ class ConduitMcpServer implements McpServer {
         ? Promise.resolve()
         : new Promise<void>((resolve) => server.close(() => resolve()));
     server?.closeIdleConnections();
-    // Standalone streams carry no call to wait for: they end now.
+    // Standalone streams carry no call to wait for: they end now. Listen streams end gracefully
+    // (2026-07-28 subscriptions, "Graceful Closure": a complete result, then the end).
+    for (const stop of this.unhook.splice(0)) stop();
+    this.resources.routeUpdates(null);
     this.streams?.closeAll();
+    this.listeners.completeAll();
     // Grace: running calls may finish on their own.
     const deadline = Date.now() + this.closeGraceMs;
     while (this.dispatcher.activeCalls > 0 && Date.now() < deadline) {
@@ -483,8 +559,17 @@ class ConduitMcpServer implements McpServer {
     this.janitor?.stop();
     this.metrics?.unsubscribe();
     if (this.ownsSessionStore) await this.sessionStore?.close();
+    if (this.ownsChangeFeed) await this.changeFeed.close();
     if (this.ownsRegistry) await this.registry.close();
   }
+}
+
+function resourceUpdatedJson(uri: string): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    method: "notifications/resources/updated",
+    params: { uri },
+  });
 }
 
 /** The server-surface options, checked (each bad value throws InvalidOptionError naming it). */

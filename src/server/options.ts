@@ -6,6 +6,7 @@
 
 import { createRequire } from "node:module";
 import { CancellationRegistry } from "../cancellation/index.js";
+import type { ChangeFeed } from "../changes/index.js";
 import { InvalidOptionError } from "../errors.js";
 import type { AuthOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
@@ -214,6 +215,22 @@ export interface McpServerOptions {
    */
   readonly tasks?: TaskOptions | false;
   /**
+   * Where list changes and resource updates are told, so that every node's listeners hear a
+   * change made on any node, once each (README "Listening for changes"). Default: a
+   * `MemoryChangeFeed` (this process only); `RedisChangeFeed` from `conduit-mcp/redis` joins
+   * nodes. A feed passed here is not closed by close().
+   */
+  readonly changeFeed?: ChangeFeed;
+  /**
+   * Most 2026-07-28 `subscriptions/listen` streams one scope (principal, else client IP bucket)
+   * may hold open; beyond, -32000. Default 8.
+   */
+  readonly maxListenersPerScope?: number;
+  /** Most `subscriptions/listen` streams open on this process in all; beyond, -32000. Default 10 000. */
+  readonly maxListeners?: number;
+  /** Most URIs one `subscriptions/listen` may name in `resourceSubscriptions`; beyond, -32602. Default 64. */
+  readonly maxListenUris?: number;
+  /**
    * Called once for every handler (tool, resource or template read, prompt get, completer) that
    * throws or returns a value that cannot be sent, with the error and who called what (README,
    * "Errors the operator can see"); the client gets only -32603 (or the tool's `isError`
@@ -267,6 +284,10 @@ export interface ResolvedOptions {
   readonly metricsAuth: boolean;
   readonly workerPool: WorkerPoolOptions;
   readonly cacheTtlMs: number;
+  readonly changeFeed: ChangeFeed | undefined;
+  readonly maxListenersPerScope: number;
+  readonly maxListeners: number;
+  readonly maxListenUris: number;
   readonly onError: HandlerErrorHook | null;
   /** null: tracing off. */
   readonly tracing: { readonly tracerProvider: TracerProviderLike | undefined } | null;
@@ -294,6 +315,9 @@ export const DEFAULTS = Object.freeze({
   keepAliveTimeoutMs: 65_000,
   maxConnections: 10_000,
   cacheTtlMs: 60_000,
+  maxListenersPerScope: 8,
+  maxListeners: 10_000,
+  maxListenUris: 64,
 });
 
 /** The package version, read once (works from `src/server` and from `dist/server`). */
@@ -502,9 +526,46 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     metricsAuth,
     workerPool: checkWorkerPool(options.workerPool),
     cacheTtlMs: timerOrZero(options.cacheTtlMs, "cacheTtlMs", DEFAULTS.cacheTtlMs),
+    changeFeed: changeFeedOption(options.changeFeed),
+    maxListenersPerScope: readOption(
+      OPTION.nonNegativeLimit,
+      "maxListenersPerScope",
+      options.maxListenersPerScope,
+      DEFAULTS.maxListenersPerScope,
+    ),
+    maxListeners: readOption(
+      OPTION.nonNegativeLimit,
+      "maxListeners",
+      options.maxListeners,
+      DEFAULTS.maxListeners,
+    ),
+    maxListenUris: readOption(
+      OPTION.nonNegativeInteger,
+      "maxListenUris",
+      options.maxListenUris,
+      DEFAULTS.maxListenUris,
+    ),
     onError: errorHook(options.onError),
     tracing: tracingOption(options.tracing),
   };
+}
+
+function changeFeedOption(value: unknown): ChangeFeed | undefined {
+  if (value === undefined) return undefined;
+  const feed = value as Partial<ChangeFeed> | null;
+  if (
+    typeof feed !== "object" ||
+    feed === null ||
+    typeof feed.publish !== "function" ||
+    typeof feed.onChange !== "function"
+  ) {
+    throw new InvalidOptionError(
+      "changeFeed",
+      "a ChangeFeed (MemoryChangeFeed, RedisChangeFeed)",
+      value,
+    );
+  }
+  return feed as ChangeFeed;
 }
 
 function tracingOption(value: unknown): ResolvedOptions["tracing"] {

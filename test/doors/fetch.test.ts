@@ -246,7 +246,13 @@ describe("server.fetch in-process", () => {
       for (let i = 0; i < 200 && records.get(tag)?.abortedAt == null; i++) await sleep(5);
       assert.equal(records.get(tag)?.source, "disconnect");
       for (let i = 0; i < 200 && server.concurrency().requests > 0; i++) await sleep(5);
-      assert.deepEqual(server.concurrency(), { requests: 0, streams: 0, scopes: 0 });
+      assert.deepEqual(server.concurrency(), {
+        requests: 0,
+        streams: 0,
+        scopes: 0,
+        listeners: 0,
+        subscriptions: 0,
+      });
     } finally {
       await server.close();
     }

@@ -72,7 +72,9 @@ describe("2026-07-28 error ladder over raw HTTP", () => {
       "2025-06-18",
       "2025-03-26",
     ]);
-    assert.deepEqual(result.capabilities.tools, {});
+    // subscriptions/listen is served: list changes and resource updates are announced.
+    assert.deepEqual(result.capabilities.tools, { listChanged: true });
+    assert.deepEqual(result.capabilities.resources, { subscribe: true, listChanged: true });
     assert.equal(result._meta["io.modelcontextprotocol/serverInfo"].name, "conduit-mcp");
     assert.equal(result.ttlMs, 1234);
     assert.equal(result.cacheScope, "public");

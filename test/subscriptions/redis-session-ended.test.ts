@@ -13,6 +13,7 @@ import { RedisSessionStore } from "../../src/redis/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
 import { freshPrefix } from "../redis/helpers.js";
+import { legacyHeaders } from "./listen-helpers.js";
 
 const skip = redisSkipReason();
 
@@ -22,20 +23,10 @@ interface Node {
   readonly store: RedisSessionStore;
 }
 
-function headers(session?: string): Record<string, string> {
-  const h: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-11-25",
-  };
-  if (session !== undefined) h["mcp-session-id"] = session;
-  return h;
-}
-
 async function initialize(url: URL): Promise<string> {
   const response = await fetch(url, {
     method: "POST",
-    headers: headers(),
+    headers: legacyHeaders(),
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
@@ -57,7 +48,7 @@ async function initialize(url: URL): Promise<string> {
 async function subscribe(url: URL, session: string, uri: string): Promise<void> {
   const response = await fetch(url, {
     method: "POST",
-    headers: headers(session),
+    headers: legacyHeaders(session),
     body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "resources/subscribe", params: { uri } }),
   });
   assert.equal(response.status, 200);
@@ -66,7 +57,7 @@ async function subscribe(url: URL, session: string, uri: string): Promise<void> 
 
 /** Opens the GET stream; resolves once its headers came, with a promise of its end. */
 async function openStream(url: URL, session: string): Promise<{ ended: Promise<void> }> {
-  const response = await fetch(url, { method: "GET", headers: headers(session) });
+  const response = await fetch(url, { method: "GET", headers: legacyHeaders(session) });
   assert.equal(response.status, 200);
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const ended = (async () => {
@@ -148,7 +139,7 @@ describe("a session ended on another node ends its stream and subscriptions here
     await subscribe(b.url, session, "test://watched");
     assert.equal(b.server.resources.updated("test://watched"), 1);
     assert.equal(b.server.concurrency().streams, 1);
-    const response = await fetch(a.url, { method: "DELETE", headers: headers(session) });
+    const response = await fetch(a.url, { method: "DELETE", headers: legacyHeaders(session) });
     assert.equal(response.status, 204);
     await within(stream.ended, 2_000, "node B's GET stream to end");
     await until(
