@@ -151,7 +151,8 @@ const CALL_OVER = "The request already ended: the client can no longer be asked"
 export class ServerRequestAsker implements ClientAsker {
   /** Only input-required rounds carry saved state. */
   readonly savedState: undefined = undefined;
-  private readonly open = new Set<OpenAsk>();
+  /** Asks in flight; made on the first ask (most calls never ask). */
+  private open: Set<OpenAsk> | null = null;
   private over = false;
 
   constructor(
@@ -164,7 +165,7 @@ export class ServerRequestAsker implements ClientAsker {
 
   /** Asks in flight now. */
   get pending(): number {
-    return this.open.size;
+    return this.open?.size ?? 0;
   }
 
   elicit<T>(
@@ -198,14 +199,15 @@ export class ServerRequestAsker implements ClientAsker {
    */
   close(reason: string, error: () => unknown): void {
     this.over = true;
-    if (this.open.size === 0) return;
+    const open = this.open;
+    if (open === null || open.size === 0) return;
     const cause = error();
-    for (const ask of [...this.open]) ask.withdraw(reason, cause);
+    for (const ask of [...open]) ask.withdraw(reason, cause);
   }
 
   /** @internal An ask ended: it leaves the call's set. */
   ended(ask: OpenAsk): void {
-    this.open.delete(ask);
+    this.open?.delete(ask);
   }
 
   /** @internal Tells the client that its pending request `id` is withdrawn. */
@@ -245,6 +247,7 @@ export class ServerRequestAsker implements ClientAsker {
       table.close(id);
       return Promise.reject(error); // params that are not JSON (a cycle, a BigInt): the handler's bug
     }
+    this.open ??= new Set();
     this.open.add(ask);
     const promise = ask.start(id, timeoutMs);
     // A handler that drops the promise must not crash the process when the ask is withdrawn.
