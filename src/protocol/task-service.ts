@@ -184,6 +184,13 @@ export class TaskService implements TaskSinkOwner {
       given.sweepIntervalMs,
       TASK_DEFAULTS.sweepIntervalMs,
     );
+    if (given.store !== undefined && !isTaskStore(given.store)) {
+      throw new InvalidOptionError(
+        "tasks.store",
+        "a TaskStore (src/tasks/task-store.ts)",
+        given.store,
+      );
+    }
     this.store =
       given.store ??
       new MemoryTaskStore({
@@ -502,6 +509,25 @@ export class TaskService implements TaskSinkOwner {
       waiting.add(wake);
     });
   }
+}
+
+const STORE_METHODS = [
+  "create",
+  "get",
+  "list",
+  "update",
+  "finish",
+  "cancel",
+  "cancelScope",
+  "sweep",
+  "onChange",
+] as const;
+
+/** Whether `value` has every method of a {@link TaskStore}. */
+function isTaskStore(value: unknown): value is TaskStore {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return STORE_METHODS.every((name) => typeof candidate[name] === "function");
 }
 
 /** Whether 2026-07-28 client capabilities declare the tasks extension. */
