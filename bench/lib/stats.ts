@@ -23,3 +23,19 @@ export function median(values: readonly number[]): number {
   const upper = sorted[middle] as number;
   return sorted.length % 2 === 1 ? upper : ((sorted[middle - 1] as number) + upper) / 2;
 }
+
+/**
+ * The nearest-rank percentile `p` (0–100] of a non-empty list.
+ *
+ * @example
+ * ```ts
+ * percentile([1, 2, 3, 4], 50); // 2
+ * ```
+ */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) throw new RangeError("percentile of an empty list");
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[
+    Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  ] as number;
+}
