@@ -25,7 +25,7 @@
  */
 import type { CancellationRegistry } from "../cancellation/registry.js";
 import type { RequestHandle, RequestId } from "../cancellation/types.js";
-import { ErrorCode, InvalidOptionError } from "../errors.js";
+import { ErrorCode, InvalidOptionError, RequestCancelledError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import { MemoryTaskStore } from "../tasks/memory-task-store.js";
 import { isTaskId, newTaskId } from "../tasks/task-id.js";
@@ -454,18 +454,24 @@ export class TaskService implements TaskSinkOwner {
    * or on the node that runs it), and aborts a local run directly if the registry refused.
    */
   private async abortRun(scope: string, taskId: string, reason: string): Promise<void> {
+    const elsewhere = !this.runs.has(taskId);
     try {
       await this.registry.cancel(TASK_KEY_PREFIX + taskId, reason, scope, "library");
+      // The cancel was published when its row was written; for a run on another node the row
+      // has no reader, and that node cannot clear it (its run may end before the row lands), so
+      // it goes now instead of counting against the scope's row quota until its TTL.
+      if (elsewhere) await this.registry.clear(TASK_KEY_PREFIX + taskId, scope);
     } catch {
       // Fail-open: the local abort below and the store's announcement still reach the run.
     }
     this.abortLocal(scope, taskId, reason);
   }
 
+  /** Aborts a run of this node without writing a row (the task's status records the cancel). */
   private abortLocal(scope: string, taskId: string, reason: string): void {
     const run = this.runs.get(taskId);
     if (run === undefined || run.sink.scope !== scope || run.handle.aborted) return;
-    void this.registry.cancelHandle(run.handle, reason, "library").catch(ignore);
+    run.handle.abort(new RequestCancelledError("library", reason));
   }
 
   /** A store announcement: wake `tasks/result` waits; abort a local run its task left behind. */

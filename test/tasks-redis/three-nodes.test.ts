@@ -112,6 +112,12 @@ describe("three --redis nodes share tasks", { skip: skip ?? false }, () => {
     for (const key of await redis.keys(`${TAG}:trun:*`)) {
       assert.equal(await redis.scard(key), 0, `${key} still lists running tasks`);
     }
+    // Nor a cancellation row: a cancelled task's row would count against alice's row quota (the
+    // one her ordinary cancels use) until its TTL.
+    assert.ok(
+      await waitFor(async () => (await redis.zcard(`${TAG}:s:principal:alice`)) === 0, 5_000),
+      `cancellation rows left behind: ${await redis.zcard(`${TAG}:s:principal:alice`)}`,
+    );
   });
 
   it("another principal, on any node, learns and changes nothing of alice's task", async () => {
