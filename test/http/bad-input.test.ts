@@ -133,7 +133,8 @@ describe("hostile inputs over HTTP", () => {
     for (const [i, reason] of [[1.5], [{}], [-1], [1, 2]].entries()) {
       const tag = `reason-${i}`;
       const id = `r-${i}`;
-      const call = rpc(url, callBody(id, "stubborn", { ms: 100, tag }), {
+      // Long enough that its row is still there when the reason is read on a loaded machine.
+      const call = rpc(url, callBody(id, "stubborn", { ms: 1_000, tag }), {
         accept: "application/json",
       });
       await until(() => probes.has(tag));
@@ -144,7 +145,7 @@ describe("hostile inputs over HTTP", () => {
     }
     // The stubborn tools outlive their -32800 answers; their rows are cleared when they finish,
     // and the next test counts rows.
-    await until(async () => (await server.registry.size()) === 0);
+    await until(async () => (await server.registry.size()) === 0, 10_000, "rows cleared");
     await assertAlive();
   });
 
