@@ -14,11 +14,13 @@
  * ```
  */
 import { CancellationRegistry, type CancellationRegistryOptions } from "../cancellation/index.js";
+import type { ChangeFeed } from "../changes/index.js";
 import type { OAuthOptions } from "../identity/oauth/index.js";
 // Types only (erased at runtime): the Redis code itself is loaded lazily by redisBackends.
 import type {
   RedisCancellationStore,
   RedisCancellationStoreOptions,
+  RedisChangeFeed,
   RedisReplyBus,
   RedisSessionStore,
   RedisTaskStore,
@@ -80,6 +82,8 @@ export interface RedisBackends {
   readonly sessionStore: RedisSessionStore | undefined;
   /** Carries clients' answers to 2025-era asks between nodes (README, "Asking the client"). */
   readonly replyBus: RedisReplyBus;
+  /** Carries list changes and resource updates to the listeners of every node. */
+  readonly changeFeed: RedisChangeFeed;
   /** The tasks of every node (the store carries the task bounds and this node's task lease). */
   readonly taskStore: RedisTaskStore;
   /** How often the task janitor sweeps: once per lease, so a dead node's tasks are failed soon. */
@@ -139,6 +143,7 @@ export async function redisBackends(
     ...(command.rowTtlMs === undefined ? {} : { ttlMs: command.rowTtlMs }),
   });
   const replyBus = new redis.RedisReplyBus({ redis: command.redis });
+  const changeFeed = new redis.RedisChangeFeed({ redis: command.redis });
   // One node name for both leases; the task bounds go to the shared store.
   const taskOptions: {
     -readonly [K in keyof RedisTaskStoreOptions]: RedisTaskStoreOptions[K];
@@ -151,12 +156,14 @@ export async function redisBackends(
     cancellationStore.ready(REDIS_READY_WAIT_MS),
     sessionStore?.ready(REDIS_READY_WAIT_MS),
     taskStore.ready(REDIS_READY_WAIT_MS),
+    changeFeed.ready(REDIS_READY_WAIT_MS),
   ]);
   return {
     registry,
     cancellationStore,
     sessionStore,
     replyBus,
+    changeFeed,
     taskStore,
     taskSweepMs: Math.min(leaseMs, MAX_JANITOR_INTERVAL_MS),
     async close() {
@@ -165,6 +172,7 @@ export async function redisBackends(
         cancellationStore.close(),
         sessionStore?.close(),
         replyBus.close(),
+        changeFeed.close(),
         taskStore.close(),
       ]);
     },
@@ -188,6 +196,7 @@ export function serveOptions(
     readonly registry: CancellationRegistry;
     readonly sessionStore?: SessionStore | undefined;
     readonly replyBus?: ServerReplyBus | undefined;
+    readonly changeFeed?: ChangeFeed | undefined;
     readonly taskStore?: TaskStore | undefined;
     readonly taskSweepMs?: number | undefined;
   },
@@ -247,6 +256,7 @@ export function serveOptions(
   if (shared?.replyBus !== undefined) {
     options.serverRequests = { ...base.serverRequests, bus: shared.replyBus };
   }
+  if (shared?.changeFeed !== undefined) options.changeFeed = shared.changeFeed;
   if (command.maxConcurrentRequestsPerScope !== undefined) {
     options.maxConcurrentRequestsPerScope = command.maxConcurrentRequestsPerScope;
   }

@@ -161,6 +161,9 @@ describe("--row-ttl-ms", () => {
       // A --redis node also carries answers to 2025-era asks between nodes.
       const command = serve(["serve", "--redis", "redis://127.0.0.1:1"]);
       assert.equal(serveOptions(command, backends).serverRequests?.bus, backends.replyBus);
+      // And list changes and resource updates between the listeners of every node.
+      assert.equal(serveOptions(command, backends).changeFeed, backends.changeFeed);
+      assert.equal(backends.changeFeed.shared, true);
     } finally {
       await backends.close();
     }
