@@ -35,7 +35,7 @@ const HEAP_LIMIT = 256 * 1_048_576;
 const TENANTS = 4;
 /** Node stderr lines that are documented behaviour under chaos (README, "Outages"). */
 const EXPECTED_STDERR =
-  /Redis (cancellation|session) store (unreachable|call failed)|^\[\d+\] conduit-mcp: SIGTERM received, closing$/;
+  /Redis (cancellation store|session store|task store|reply bus|change feed) (unreachable|call failed)|^\[\d+\] conduit-mcp: SIGTERM received, closing$/;
 
 interface ChaosSettings {
   durationS: number;
