@@ -62,6 +62,9 @@ async function once(
   // flight" below means this call.
   await until(async () => ((await inFlight(url)) === 0 ? true : undefined), "idle server", 5_000);
   const call = post(url, toolCallBody(id, "spin", {}), headersFor("2025", "spin"));
+  // Observed at once: if a wait below gives up, the call's later hang-up must not end the whole
+  // report as an unhandled rejection (the await further down still sees its outcome).
+  call.answer.catch(() => {});
   await until(async () => ((await inFlight(url)) > 0 ? true : undefined), "spin in flight", 5_000);
   // Cancel only once the worker really spins (the process uses most of a core): a cancel that
   // overtook the worker's start would stop a tool that never ran, and time nothing.
