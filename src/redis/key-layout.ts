@@ -29,6 +29,7 @@
  * keys.scopeRows("principal:alice"); // "{conduit-mcp}:s:principal:alice"
  * ```
  */
+import { InvalidOptionError } from "../errors.js";
 export class KeyLayout {
   /** Number of shards (1..1024). */
   readonly shards: number;
@@ -196,4 +197,24 @@ export function cat(head: string, ...parts: Wire[]): Wire {
 export function pairMember(scope: Wire, requestId: Wire): Wire {
   const length = typeof scope === "string" ? Buffer.byteLength(scope, "utf8") : scope.length;
   return cat(`${length}:`, scope, requestId);
+}
+
+/** Characters a key prefix may not hold: braces would move keys out of their Cluster hash tag. */
+const PREFIX = /^[^{}]{1,128}$/;
+
+/**
+ * A Redis store's `prefix` option: default `conduit-mcp`, else 1 to 128 characters without `{` or
+ * `}` (every store builds its hash tags around it), or {@link InvalidOptionError}.
+ *
+ * @example
+ * ```ts
+ * readPrefix(undefined); // "conduit-mcp"
+ * ```
+ */
+export function readPrefix(value: unknown): string {
+  const prefix = value ?? "conduit-mcp";
+  if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
+    throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
+  }
+  return prefix;
 }

@@ -24,7 +24,14 @@ import type {
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
 import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
 import { bounded, readyWithin } from "./bounded.js";
-import { KeyLayout, pairMember, type ShardKeys, type Wire, wire } from "./key-layout.js";
+import {
+  KeyLayout,
+  pairMember,
+  readPrefix,
+  type ShardKeys,
+  type Wire,
+  wire,
+} from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import {
   decodeRemoteFrame,
@@ -138,7 +145,6 @@ const EXPIRE_MAX_PAGES = 10_000;
 const OUTAGE_REPLY =
   /^(LOADING|READONLY|CLUSTERDOWN|MASTERDOWN|BUSY|TRYAGAIN|NOREPLICAS|MOVED|ASK)\b/;
 const NODE_ID = /^[\x21-\x7e]{1,128}$/;
-const PREFIX = /^[^{}]{1,128}$/;
 /** Default of `shareAfterMs`: calls finishing within tens of ms need no cross-node sharing. */
 export const DEFAULT_SHARE_AFTER_MS = 50;
 /** Entries per share script: one script never holds Redis for long. */
@@ -234,10 +240,7 @@ export class RedisCancellationStore implements CancellationStore {
     if (typeof options !== "object" || options === null) {
       throw new InvalidOptionError("options", "an object", options);
     }
-    const prefix = options.prefix ?? "conduit-mcp";
-    if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
-      throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
-    }
+    const prefix = readPrefix(options.prefix);
     const maxRows = readOption(OPTION.positiveLimit, "maxRows", options.maxRows, DEFAULT_MAX_ROWS);
     const maxPerScope = readOption(
       OPTION.positiveLimit,

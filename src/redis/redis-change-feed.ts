@@ -7,10 +7,9 @@
  * Changes are hints (a client re-reads what changed): while Redis is away they reach this node
  * only, and nothing is queued for later.
  */
+
 import { randomUUID } from "node:crypto";
-
 import { Cluster, Redis } from "ioredis";
-
 import {
   type ChangeEvent,
   type ChangeFeed,
@@ -19,6 +18,7 @@ import {
 } from "../changes/index.js";
 import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
+import { readPrefix } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
 import { connectIfLazy, ownClientOptions, quit } from "./redis-cancellation-store.js";
 
@@ -71,10 +71,7 @@ export class RedisChangeFeed implements ChangeFeed {
   private readonly onReady = () => this.monitor.up();
 
   constructor(options: RedisChangeFeedOptions) {
-    const prefix = options.prefix ?? "conduit-mcp";
-    if (typeof prefix !== "string" || !/^[^{}]{1,128}$/.test(prefix)) {
-      throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
-    }
+    const prefix = readPrefix(options.prefix);
     this.timeoutMs = readOption(
       OPTION.timerMs,
       "commandTimeoutMs",

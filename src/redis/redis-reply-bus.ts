@@ -17,11 +17,13 @@
  * Fail-open like the stores: while Redis is unreachable, `forward` drops the answer within
  * `commandTimeoutMs` and never throws; one line is logged per outage.
  */
+
 import { Cluster, Redis } from "ioredis";
 import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { ClientReply, ServerReplyBus } from "../replies/index.js";
 import { bounded, readyWithin } from "./bounded.js";
+import { readPrefix } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
 import { connectIfLazy } from "./redis-cancellation-store.js";
 
@@ -45,7 +47,6 @@ export interface RedisReplyBusOptions {
 type Client = Redis | Cluster;
 type Deliver = (scope: string, id: string, reply: ClientReply) => void;
 
-const PREFIX = /^[^{}]{1,128}$/;
 const NODE = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_SCOPE = 2_048;
 const MAX_ID = 128;
@@ -80,10 +81,7 @@ export class RedisReplyBus implements ServerReplyBus {
     if (typeof options !== "object" || options === null) {
       throw new InvalidOptionError("options", "an object", options);
     }
-    const prefix = options.prefix ?? "conduit-mcp";
-    if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
-      throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
-    }
+    const prefix = readPrefix(options.prefix);
     this.timeoutMs = readOption(
       OPTION.timerMs,
       "commandTimeoutMs",

@@ -23,7 +23,7 @@ import type {
   SessionStore,
 } from "../sessions/session-store.js";
 import { bounded } from "./bounded.js";
-import { KeyLayout, type ShardKeys } from "./key-layout.js";
+import { KeyLayout, readPrefix, type ShardKeys } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
 import { connectIfLazy, quit } from "./redis-cancellation-store.js";
 
@@ -242,10 +242,7 @@ export class RedisSessionStore implements SessionStore {
   private listenedBefore = false;
 
   constructor(options: RedisSessionStoreOptions) {
-    const prefix = options.prefix ?? "conduit-mcp";
-    if (typeof prefix !== "string" || !/^[^{}]{1,128}$/.test(prefix)) {
-      throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
-    }
+    const prefix = readPrefix(options.prefix);
     const max = readOption(OPTION.nonNegativeLimit, "maxSessions", options.maxSessions, 100_000);
     const perScope = readOption(
       OPTION.nonNegativeLimit,

@@ -40,7 +40,15 @@ import {
   type TaskUpdate,
 } from "../tasks/index.js";
 import { bounded } from "./bounded.js";
-import { cat, KeyLayout, pairMember, type ShardKeys, type Wire, wire } from "./key-layout.js";
+import {
+  cat,
+  KeyLayout,
+  pairMember,
+  readPrefix,
+  type ShardKeys,
+  type Wire,
+  wire,
+} from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
 import {
   connectIfLazy,
@@ -144,7 +152,6 @@ const SWEEP_MAX_PAGES = 10_000;
 const OUTAGE_REPLY =
   /^(LOADING|READONLY|CLUSTERDOWN|MASTERDOWN|BUSY|TRYAGAIN|NOREPLICAS|MOVED|ASK)\b/;
 const NODE_ID = /^[\x21-\x7e]{1,128}$/;
-const PREFIX = /^[^{}]{1,128}$/;
 const POSITION = /^(0|[1-9][0-9]{0,15})$/;
 const STATUSES: ReadonlySet<string> = new Set<TaskStatus>([
   "working",
@@ -231,10 +238,7 @@ export class RedisTaskStore implements TaskStore {
     if (typeof options !== "object" || options === null) {
       throw new InvalidOptionError("options", "an object", options);
     }
-    const prefix = options.prefix ?? "conduit-mcp";
-    if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
-      throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
-    }
+    const prefix = readPrefix(options.prefix);
     this.maxTasksPerScope = readOption(
       OPTION.positiveLimit,
       "maxTasksPerScope",
