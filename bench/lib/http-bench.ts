@@ -361,6 +361,25 @@ export function cpuOf(row: RowResult | undefined): number {
 }
 
 /**
+ * Median over rounds of the share of one CPU the server was busy (req/s × CPU per request). A
+ * server well below 1 was not the bottleneck: the load generator or the host limited the round,
+ * and a req/s ratio against it says little about the server (bench/report.ts marks such a verdict
+ * inconclusive and leans on CPU per request instead).
+ *
+ * @example
+ * ```ts
+ * busyShare(rowOf(r, "bare", "tools/call")); // 0.97
+ * ```
+ */
+export function busyShare(row: RowResult | undefined): number {
+  if (row === undefined) return Number.NaN;
+  const shares = row.rounds
+    .map((r, i) => (r.rps * (row.cpuUs[i] ?? Number.NaN)) / 1_000_000)
+    .filter(Number.isFinite);
+  return shares.length === 0 ? Number.NaN : median(shares);
+}
+
+/**
  * Median over rounds of `a`'s req/s divided by `b`'s in the same round (measured seconds apart,
  * under the same background load): steadier on a shared machine than a ratio of medians.
  *
@@ -391,8 +410,8 @@ export function ratio(
  */
 export function httpTable(result: HttpBenchResult): string {
   const lines = [
-    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | server CPU µs/req | req/s per round | answer |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | server CPU µs/req | server busy | req/s per round | answer |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
   ];
   for (const key of result.options.paths) {
     for (const row of result.rows.filter((r) => r.path.key === key)) {
@@ -400,7 +419,7 @@ export function httpTable(result: HttpBenchResult): string {
       const vsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare), 2);
       const p99VsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare, "p99"), 2);
       lines.push(
-        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(cpuOf(row))} | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
+        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(cpuOf(row))} | ${fmt(busyShare(row) * 100)} % | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
       );
     }
   }
@@ -461,7 +480,7 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
     (o.build ?? "dist") === "dist"
       ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships)"
       : "conduit-mcp runs its TypeScript sources through tsx";
-  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, the order rotating every round; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU).
+  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, the order rotating every round; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
 
 - Command: \`${command}\` (${result.seconds} s)
 - Date: ${result.date}; machine: ${machineLine()}
