@@ -719,6 +719,16 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     if (outcome !== ACQUIRED) return refuseBusy(target, outcome, null, null);
     recorder?.("none", 200);
     streams.open(presented, target, input.closed, () => limits.streams.release(origin));
+    // The session may have ended (on any node) between the read above and the stream opening:
+    // its onEnded then found no stream to close. A second read after opening closes the gap; a
+    // store that fails to answer leaves the stream to the client and the keep-alives.
+    const store = sessions.store;
+    store.get(presented).then(
+      (current) => {
+        if (current === undefined) streams.close(presented);
+      },
+      () => undefined,
+    );
   }
 
   async function handle(input: RequestInput, target: ResponseTarget): Promise<void> {
