@@ -13,12 +13,14 @@ export type ChangedList = "tools" | "prompts" | "resources";
 /**
  * One change. `list`: a list changed. `updated`: a resource's contents changed. `forward`: a
  * resource update for one 2025-era session, from the node holding its subscription to the node
- * holding its GET stream.
+ * holding its GET stream. `task`: a task's status changed on the node running it (a hint: each
+ * listener re-reads the task under its own scope, so the event carries nothing else).
  */
 export type ChangeEvent =
   | { readonly type: "list"; readonly list: ChangedList }
   | { readonly type: "updated"; readonly uri: string }
-  | { readonly type: "forward"; readonly sessionId: string; readonly uri: string };
+  | { readonly type: "forward"; readonly sessionId: string; readonly uri: string }
+  | { readonly type: "task"; readonly taskId: string };
 
 /**
  * Where changes are published and heard.
@@ -49,6 +51,8 @@ export interface ChangeFeed {
 export const MAX_CHANGE_URI_LENGTH = 8_192;
 const LISTS: ReadonlySet<string> = new Set<ChangedList>(["tools", "prompts", "resources"]);
 const SESSION_ID = /^[\x21-\x7e]{1,256}$/;
+/** A task id's characters (base64url), with room to spare over the 22 of today's ids. */
+const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * A change as received from elsewhere (a shared feed's channel): hostile until checked. Returns
@@ -66,6 +70,11 @@ export function changeEventOf(value: unknown): ChangeEvent | null {
   if (event.type === "list") {
     return typeof event.list === "string" && LISTS.has(event.list)
       ? { type: "list", list: event.list as ChangedList }
+      : null;
+  }
+  if (event.type === "task") {
+    return typeof event.taskId === "string" && TASK_ID.test(event.taskId)
+      ? { type: "task", taskId: event.taskId }
       : null;
   }
   const uri = event.uri;

@@ -5,7 +5,9 @@
  * the URIs it named, each tagged with the stream's subscription id (the JSON-RPC id of its
  * `subscriptions/listen`). Bounded per scope first (one tenant cannot crowd out another: its
  * listener beyond `maxPerScope` is refused), then in all (beyond `maxTotal` every new listener is
- * refused, so memory never grows past the bound); each listener names at most `maxUris` URIs.
+ * refused, so memory never grows past the bound); each listener names at most `maxUris` URIs, and
+ * at most {@link MAX_LISTEN_TASK_IDS} task ids (`taskIds`, for `notifications/tasks` of the
+ * `io.modelcontextprotocol/tasks` extension, SEP-2663, "Task Status Notifications").
  */
 import type { ChangedList, ChangeEvent } from "../changes/index.js";
 
@@ -15,6 +17,8 @@ export const DEFAULT_MAX_LISTENERS_PER_SCOPE = 8;
 export const DEFAULT_MAX_LISTENERS = 10_000;
 /** Default most URIs one listener may name in `resourceSubscriptions`. */
 export const DEFAULT_MAX_LISTEN_URIS = 64;
+/** Most task ids one listener may name in `taskIds`. */
+export const MAX_LISTEN_TASK_IDS = 64;
 
 /** The `_meta` key naming the subscription a message belongs to. */
 export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
@@ -25,6 +29,8 @@ export interface ListenFilter {
   readonly promptsListChanged: boolean;
   readonly resourcesListChanged: boolean;
   readonly resourceSubscriptions: readonly string[];
+  /** Tasks whose status changes it hears (only ids of its own scope's tasks are acknowledged). */
+  readonly taskIds: readonly string[];
 }
 
 /** One open listener. */
@@ -37,6 +43,8 @@ export interface ChangeListener {
   readonly send: (json: string) => void;
   /** Ends it gracefully (server shutdown): the listen request is answered, the stream closed. */
   readonly complete: () => void;
+  /** The state last told (or acknowledged) per task id it named (task-notifications.ts). */
+  readonly taskStatuses: Map<string, string>;
 }
 
 /** Why {@link ChangeListeners.add} refused. */
@@ -66,6 +74,8 @@ export class ChangeListeners {
   };
   /** uri → listeners naming it. */
   private readonly byUri = new Map<string, Set<ChangeListener>>();
+  /** task id → listeners naming it. */
+  private readonly byTask = new Map<string, Set<ChangeListener>>();
 
   constructor(options: { maxPerScope?: number; maxTotal?: number; maxUris?: number } = {}) {
     this.maxPerScope = options.maxPerScope ?? DEFAULT_MAX_LISTENERS_PER_SCOPE;
@@ -99,15 +109,15 @@ export class ChangeListeners {
     if (filter.toolsListChanged) this.byList.tools.add(listener);
     if (filter.promptsListChanged) this.byList.prompts.add(listener);
     if (filter.resourcesListChanged) this.byList.resources.add(listener);
-    for (const uri of filter.resourceSubscriptions) {
-      let listeners = this.byUri.get(uri);
-      if (listeners === undefined) {
-        listeners = new Set();
-        this.byUri.set(uri, listeners);
-      }
-      listeners.add(listener);
-    }
+    for (const uri of filter.resourceSubscriptions) addTo(this.byUri, uri, listener);
+    for (const taskId of filter.taskIds) addTo(this.byTask, taskId, listener);
     return null;
+  }
+
+  /** The listeners that named task `taskId` (a copy). */
+  listenersOfTask(taskId: string): ChangeListener[] {
+    const listeners = this.byTask.get(taskId);
+    return listeners === undefined ? [] : [...listeners];
   }
 
   /** Forgets a listener (it hung up or ended); everything it held goes at once. Idempotent. */
@@ -119,12 +129,8 @@ export class ChangeListeners {
     this.byList.tools.delete(listener);
     this.byList.prompts.delete(listener);
     this.byList.resources.delete(listener);
-    for (const uri of listener.filter.resourceSubscriptions) {
-      const listeners = this.byUri.get(uri);
-      if (listeners === undefined) continue;
-      listeners.delete(listener);
-      if (listeners.size === 0) this.byUri.delete(uri);
-    }
+    for (const uri of listener.filter.resourceSubscriptions) removeFrom(this.byUri, uri, listener);
+    for (const taskId of listener.filter.taskIds) removeFrom(this.byTask, taskId, listener);
   }
 
   /** Sends a change to the listeners that asked for it; returns how many. */
@@ -168,6 +174,30 @@ export class ChangeListeners {
   }
 }
 
+function addTo(
+  index: Map<string, Set<ChangeListener>>,
+  key: string,
+  listener: ChangeListener,
+): void {
+  let listeners = index.get(key);
+  if (listeners === undefined) {
+    listeners = new Set();
+    index.set(key, listeners);
+  }
+  listeners.add(listener);
+}
+
+function removeFrom(
+  index: Map<string, Set<ChangeListener>>,
+  key: string,
+  listener: ChangeListener,
+): void {
+  const listeners = index.get(key);
+  if (listeners === undefined) return;
+  listeners.delete(listener);
+  if (listeners.size === 0) index.delete(key);
+}
+
 /**
  * Reads the `notifications` filter of a `subscriptions/listen`: the filter to acknowledge, or an
  * error message for -32602. Unknown fields are ignored (a later revision may add types this
@@ -209,11 +239,26 @@ export function parseListenFilter(
       }
     }
   }
+  const tasks = raw.taskIds;
+  const taskIds = new Set<string>();
+  if (tasks !== undefined) {
+    if (!Array.isArray(tasks)) return "notifications.taskIds must be an array of task ids";
+    for (const taskId of tasks as unknown[]) {
+      if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 128) {
+        return "notifications.taskIds must hold task id strings";
+      }
+      taskIds.add(taskId);
+      if (taskIds.size > MAX_LISTEN_TASK_IDS) {
+        return `notifications.taskIds may name at most ${MAX_LISTEN_TASK_IDS} tasks`;
+      }
+    }
+  }
   return {
     toolsListChanged: flags.toolsListChanged === true,
     promptsListChanged: flags.promptsListChanged === true,
     resourcesListChanged: flags.resourcesListChanged === true,
     resourceSubscriptions: [...uris],
+    taskIds: [...taskIds],
   };
 }
 
@@ -226,5 +271,6 @@ export function acknowledgedFilter(filter: ListenFilter): Record<string, unknown
   if (filter.resourceSubscriptions.length > 0) {
     shown.resourceSubscriptions = filter.resourceSubscriptions;
   }
+  if (filter.taskIds.length > 0) shown.taskIds = filter.taskIds;
   return shown;
 }

@@ -74,7 +74,9 @@ import {
   type ServerRequestSettings,
   serverRequestSettings,
 } from "./server-requests.js";
+import { taskStateKey } from "./task-notifications.js";
 import {
+  missingTasksExtension,
   type TaskAnswer,
   type TaskOptions,
   type TaskRequest,
@@ -336,6 +338,7 @@ export class Dispatcher implements HandlerCallHost {
             cursors: this.cursors,
             pageSize: this.pageSize,
             options: options.tasks,
+            serverRequests: this.serverRequests,
           });
     // List changes reach 2025-era sessions on their GET stream, so they are announced only where
     // sessions (and so GET streams) are served.
@@ -661,7 +664,7 @@ export class Dispatcher implements HandlerCallHost {
 
   /**
    * Starts a handler call for a tracked request; `detached` (a task's run) answers into the
-   * task's sink under the task's handle instead, and never asks the client.
+   * task's sink under the task's handle instead, and asks through the task's asker.
    */
   private startCall(
     request: MethodRequest,
@@ -676,7 +679,7 @@ export class Dispatcher implements HandlerCallHost {
     const { meta } = request;
     let round: ClientAsker | null = null;
     if (detached !== undefined) {
-      // A task's answer goes to the store; its asks park the task (task-asker.ts).
+      // A task's answer goes to the store; its asks park the task (task-asker.ts, task-outbox.ts).
       round = detached.asker;
     } else if (request.modern === null) {
       if (ASKING_METHODS.has(invocation.method)) {
@@ -801,12 +804,8 @@ export class Dispatcher implements HandlerCallHost {
    * reading (no response then), or the server shuts down (a `complete` result, then the end).
    * The request holds its scope's request and stream units while it lasts.
    */
-  private listen(request: MethodRequest, table: ChangeListeners): Promise<void> {
-    const filter = parseListenFilter(
-      request.params?.notifications,
-      table.maxUris,
-      this.maxUriLength,
-    );
+  private async listen(request: MethodRequest, table: ChangeListeners): Promise<void> {
+    let filter = parseListenFilter(request.params?.notifications, table.maxUris, this.maxUriLength);
     if (typeof filter === "string") {
       return this.answerError(request, ErrorCode.InvalidParams, filter);
     }
@@ -818,6 +817,22 @@ export class Dispatcher implements HandlerCallHost {
         "subscriptions/listen needs a stream: accept text/event-stream.",
       );
     }
+    // SEP-2663, "Task Status Notifications": task ids need the extension declared (-32021); only
+    // the caller's own tasks are acknowledged (another scope's id is left out, as an unknown one).
+    const taskStatuses = new Map<string, string>();
+    if (filter.taskIds.length > 0) {
+      const tasks = this.tasks;
+      if (
+        tasks !== null &&
+        !TaskService.declaresExtension(request.modern?.clientCapabilities ?? {})
+      ) {
+        return this.answerTask(request, missingTasksExtension(request.id));
+      }
+      const visible = tasks === null ? [] : await tasks.visible(request.meta.scope, filter.taskIds);
+      for (const task of visible) taskStatuses.set(task.taskId, taskStateKey(task));
+      filter = { ...filter, taskIds: [...taskStatuses.keys()] };
+    }
+    const acknowledged = filter;
     const subscriptionIdJson = JSON.stringify(request.id);
     return new Promise<void>((resolve) => {
       let done = false;
@@ -848,8 +863,9 @@ export class Dispatcher implements HandlerCallHost {
       };
       const listener: ChangeListener = {
         scope: request.meta.scope,
-        filter,
+        filter: acknowledged,
         subscriptionIdJson,
+        taskStatuses,
         send: (json) => {
           if (sink.ended) finish(false);
           else void sink.notify(json);
@@ -872,7 +888,7 @@ export class Dispatcher implements HandlerCallHost {
       sink.setListener({ onDisconnect: () => finish(false) });
       handle.setAbortListener({ handleEvent: () => finish(false) });
       void sink.notify(
-        `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"${SUBSCRIPTION_ID_KEY}":${subscriptionIdJson}},"notifications":${JSON.stringify(acknowledgedFilter(filter))}}}`,
+        `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"${SUBSCRIPTION_ID_KEY}":${subscriptionIdJson}},"notifications":${JSON.stringify(acknowledgedFilter(acknowledged))}}}`,
       );
       if (sink.ended) finish(false);
     });
@@ -1036,6 +1052,7 @@ export class Dispatcher implements HandlerCallHost {
       params,
       scope: request.meta.scope,
       modern: request.modern?.clientCapabilities ?? null,
+      declared: request.meta.clientCapabilities ?? null,
     };
     const decision = tasks.decide(taskRequest, support);
     if (decision.kind === "sync")
@@ -1065,6 +1082,7 @@ export class Dispatcher implements HandlerCallHost {
       scope: request.meta.scope,
       modern: request.modern?.clientCapabilities ?? null,
       signal: request.handle.signal,
+      send: request.sink.streamable ? (json) => request.sink.notify(json) : null,
     };
   }
 

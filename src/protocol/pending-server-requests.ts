@@ -68,7 +68,8 @@ export class PendingServerRequests {
   readonly node: string;
   private readonly entries = new Map<string, Entry>();
   private readonly limiter: ScopeLimiter;
-  private readonly bus: ServerReplyBus | null;
+  /** The bus answers for other nodes go through (tasks/update answers use it too), or null. */
+  readonly bus: ServerReplyBus | null;
   private detach: (() => void) | null;
 
   constructor(options: PendingServerRequestsOptions) {

@@ -161,6 +161,8 @@ export class ServerRequestAsker implements ClientAsker {
     private readonly scope: string,
     /** The client's capabilities from `initialize`, or null when this server was not told. */
     private readonly capabilities: Readonly<Record<string, unknown>> | null,
+    /** Told of each ask's end and of the asker's close (a task's outbox keeps its record by them). */
+    private readonly hooks: AskerHooks | null = null,
   ) {}
 
   /** Asks in flight now. */
@@ -200,14 +202,17 @@ export class ServerRequestAsker implements ClientAsker {
   close(reason: string, error: () => unknown): void {
     this.over = true;
     const open = this.open;
-    if (open === null || open.size === 0) return;
-    const cause = error();
-    for (const ask of [...open]) ask.withdraw(reason, cause);
+    if (open !== null && open.size > 0) {
+      const cause = error();
+      for (const ask of [...open]) ask.withdraw(reason, cause);
+    }
+    this.hooks?.closed();
   }
 
-  /** @internal An ask ended: it leaves the call's set. */
+  /** @internal An ask ended (answered, timed out or withdrawn): it leaves the call's set. */
   ended(ask: OpenAsk): void {
     this.open?.delete(ask);
+    this.hooks?.ended(ask.requestId);
   }
 
   /** @internal Tells the client that its pending request `id` is withdrawn. */
@@ -257,6 +262,14 @@ export class ServerRequestAsker implements ClientAsker {
   }
 }
 
+/** What a {@link ServerRequestAsker} tells whoever keeps its asks elsewhere (task-outbox.ts). */
+export interface AskerHooks {
+  /** The ask with request id `id` ended: answered, timed out or withdrawn. */
+  ended(id: string): void;
+  /** The asker was closed (its call is over); called after the open asks were withdrawn. */
+  closed(): void;
+}
+
 /** One ask waiting for its answer: the table's waiter, with its timer. */
 class OpenAsk implements ReplyWaiter {
   private id = "";
@@ -270,6 +283,11 @@ class OpenAsk implements ReplyWaiter {
     private readonly table: PendingServerRequests,
     private readonly prepared: PreparedAsk,
   ) {}
+
+  /** The request id the client was sent. */
+  get requestId(): string {
+    return this.id;
+  }
 
   start(id: string, timeoutMs: number): Promise<unknown> {
     this.id = id;

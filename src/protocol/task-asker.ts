@@ -12,8 +12,9 @@
  * that is not currently outstanding"); an answer that fails its check refuses the whole update
  * with -32602, as an invalid input-required answer does.
  *
- * The answer reaches the handler on the node where `tasks/update` arrives; the extension's
- * `Mcp-Name` header (the task id) lets a balancer route every request of a task to one node.
+ * A `tasks/update` on the node that runs the task answers here directly; one on another node
+ * reaches {@link TaskAsker.answer} through the reply bus (task-update-relay.ts), where an answer
+ * that fails its check is ignored instead (its ack was already sent).
  */
 import type { z } from "zod";
 
@@ -68,6 +69,8 @@ export class TaskAsker implements ClientAsker {
     private readonly scope: string,
     private readonly taskId: string,
     private readonly capabilities: Readonly<Record<string, unknown>>,
+    /** Told after each write of the questions (status notifications, task-service.ts). */
+    private readonly changed: () => void = noop,
   ) {}
 
   /** Input-required results only: a task keeps its state in the handler itself. */
@@ -158,18 +161,21 @@ export class TaskAsker implements ClientAsker {
 
   /** Writes the outstanding questions (and the status they imply) to the store, in order. */
   private publish(): Promise<void> {
-    const next = this.writes.then(() => {
+    const next = this.writes.then(async () => {
       if (this.closed) return;
       const requests = Object.fromEntries(
         [...this.outstanding].map(([key, ask]) => [key, ask.request]),
       );
       const waiting = this.outstanding.size > 0;
-      return this.store.update(this.scope, this.taskId, {
+      await this.store.update(this.scope, this.taskId, {
         status: waiting ? "input_required" : "working",
         inputRequests: waiting ? JSON.stringify(requests) : null,
       });
+      this.changed();
     });
     this.writes = next.catch(() => {});
     return this.writes.then(() => {});
   }
 }
+
+function noop(): void {}

@@ -35,10 +35,20 @@ import {
   type TaskRecord,
   type TaskStore,
 } from "../tasks/task-store.js";
-import { errorResponseJson, isPlainObject, successResponseJson } from "./json-rpc.js";
+import type { ClientAsker } from "./input-required.js";
+import {
+  errorResponseJson,
+  isPlainObject,
+  notificationJson,
+  successResponseJson,
+} from "./json-rpc.js";
 import type { ListCursors } from "./list-cursor.js";
+import type { ClientReply, ServerReplyBus } from "./pending-server-requests.js";
+import type { ServerRequestSettings } from "./server-requests.js";
 import { TaskAsker } from "./task-asker.js";
+import { storedQuestions, TaskOutbox } from "./task-outbox.js";
 import { TaskSink, type TaskSinkOwner } from "./task-sink.js";
+import { outstandingResponses, taskRoute } from "./task-update-relay.js";
 import {
   detailedTask,
   legacyTask,
@@ -93,15 +103,36 @@ export interface TaskRequest {
   readonly scope: string;
   /** The 2026-07-28 client capabilities, or null for a 2025-era request. */
   readonly modern: Readonly<Record<string, unknown>> | null;
+  /**
+   * 2025 era: the capabilities the client declared in `initialize` (its session's), or null when
+   * this server was not told; what a task's asks may use.
+   */
+  readonly declared?: Readonly<Record<string, unknown>> | null;
   /** Aborts when the request itself is cancelled (ends a `tasks/result` wait). */
   readonly signal: AbortSignal;
+  /**
+   * Sends a message on the request's own stream (a `tasks/result` sends a 2025 task's questions
+   * there), or null when the client does not accept one.
+   */
+  readonly send?: ((json: string) => Promise<void>) | null;
 }
 
 /**
  * Starts the detached handler call of a new task: `sink` and `handle` replace the request's;
- * `asker` is where its asks go (2026-07-28: `input_required` and `tasks/update`), or null.
+ * `asker` is where its asks go (2026-07-28: `input_required` and `tasks/update`; 2025-11-25:
+ * `input_required` and the `tasks/result` stream), or null when it may not ask.
  */
-export type StartTaskRun = (sink: TaskSink, handle: RequestHandle, asker: TaskAsker | null) => void;
+export type StartTaskRun = (
+  sink: TaskSink,
+  handle: RequestHandle,
+  asker: ClientAsker | null,
+) => void;
+
+/**
+ * Told that task `taskId` may have changed status: `everywhere` when every node hears it (a store
+ * announcement of a terminal status), else only this node does (its run parked or resumed).
+ */
+export type TaskStatusListener = (taskId: string, everywhere: boolean) => void;
 
 /** What a `tools/call` of a task-supporting tool should do. */
 export type TaskDecision =
@@ -118,8 +149,16 @@ const EVICTED = "The server dropped this task to stay within its task limit.";
 const TOO_MANY_TASKS =
   "Too many tasks for this client: wait for one to finish or cancel one (tasks/cancel), then retry.";
 const TASK_LIMIT_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "5" };
-/** A `tasks/result` wait re-reads the store this often, in case a change announcement was lost. */
+/**
+ * A `tasks/result` wait re-reads the store this often, in case a change announcement was lost,
+ * and to see a question asked on another node.
+ */
 const RESULT_RECHECK_MS = 1_000;
+/**
+ * Most questions one `tasks/result` stream sends: a task has at most the per-scope bound of open
+ * asks at once, but asks again after each answer; this stops a run that asks forever.
+ */
+const MAX_QUESTIONS_SENT = 1_000;
 
 /**
  * The tasks of one server.
@@ -144,6 +183,13 @@ export class TaskService implements TaskSinkOwner {
   >();
   /** `tasks/result` waits of this node: task id → wake-up functions. */
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Told of status changes (status notifications: create-mcp-server.ts). */
+  private readonly statusListeners = new Set<TaskStatusListener>();
+  /** 2025-era asks (server-requests.ts), or null: a 2025 task may then not ask. */
+  private readonly serverRequests: ServerRequestSettings | null;
+  /** Carries `tasks/update` answers to the node that runs the task, or null (this node only). */
+  private readonly bus: ServerReplyBus | null;
+  private readonly detachBus: () => void;
   private readonly unsubscribe: () => void;
   private readonly janitor: NodeJS.Timeout | undefined;
 
@@ -152,6 +198,8 @@ export class TaskService implements TaskSinkOwner {
     readonly cursors: ListCursors;
     readonly pageSize: number;
     readonly options?: TaskOptions | undefined;
+    /** 2025-era asks: a 2025 task asks through them, and their bus carries `tasks/update` answers. */
+    readonly serverRequests?: ServerRequestSettings | null;
   }) {
     const given: TaskOptions = options.options ?? {};
     if (!isPlainObject(given as unknown)) {
@@ -201,6 +249,12 @@ export class TaskService implements TaskSinkOwner {
         ...(given.maxResultBytes === undefined ? {} : { maxResultBytes: given.maxResultBytes }),
       });
     this.unsubscribe = this.store.onChange((change) => this.changed(change));
+    this.serverRequests = options.serverRequests ?? null;
+    this.bus = this.serverRequests?.table.bus ?? null;
+    this.detachBus =
+      this.bus?.attach(taskRoute(this.store.nodeId), (scope, id, reply) => {
+        this.updateArrived(scope, id, reply);
+      }) ?? ignore;
     if (sweepMs > 0) {
       this.janitor = setInterval(() => {
         this.store.sweep(Date.now()).catch(ignore);
@@ -214,6 +268,27 @@ export class TaskService implements TaskSinkOwner {
     return this.runs.size;
   }
 
+  /** Subscribes to status changes (see {@link TaskStatusListener}); returns the unsubscribe. */
+  onStatusChange(listener: TaskStatusListener): () => void {
+    this.statusListeners.add(listener);
+    return () => {
+      this.statusListeners.delete(listener);
+    };
+  }
+
+  /** The tasks among `taskIds` that `scope` may see (others, malformed ids included, are left out). */
+  async visible(scope: string, taskIds: readonly string[]): Promise<TaskRecord[]> {
+    const found = await Promise.all(
+      taskIds.map((taskId) => (isTaskId(taskId) ? this.store.get(scope, taskId) : undefined)),
+    );
+    return found.filter((task): task is TaskRecord => task !== undefined);
+  }
+
+  /** Whether 2026-07-28 client capabilities declare the tasks extension. */
+  static declaresExtension(capabilities: Readonly<Record<string, unknown>>): boolean {
+    return declaresExtension(capabilities);
+  }
+
   /**
    * Whether a `tools/call` of a tool with `taskSupport` becomes a task, runs as usual, or is
    * refused (a `required` tool called without a task: 2025 -32601, 2026 -32021).
@@ -222,7 +297,7 @@ export class TaskService implements TaskSinkOwner {
     if (request.modern !== null) {
       if (declaresExtension(request.modern)) return { kind: "task" };
       if (taskSupport === "optional") return { kind: "sync" };
-      return { kind: "refuse", answer: missingExtension(request.id) };
+      return { kind: "refuse", answer: missingTasksExtension(request.id) };
     }
     // 2025-11-25: the client augments the request with `task`.
     if (isPlainObject(request.params?.task)) return { kind: "task" };
@@ -264,7 +339,22 @@ export class TaskService implements TaskSinkOwner {
     const asker =
       request.modern === null
         ? null
-        : new TaskAsker(this.store, request.scope, taskId, request.modern);
+        : new TaskAsker(this.store, request.scope, taskId, request.modern, () =>
+            this.localChange(taskId),
+          );
+    const legacyAsker =
+      request.modern !== null || this.serverRequests === null
+        ? null
+        : TaskOutbox.asker(
+            this.serverRequests,
+            {
+              store: this.store,
+              scope: request.scope,
+              taskId,
+              changed: () => this.localChange(taskId),
+            },
+            request.declared ?? null,
+          );
     this.runs.set(taskId, { sink, handle, asker });
     let created: Awaited<ReturnType<TaskStore["create"]>>;
     try {
@@ -289,7 +379,7 @@ export class TaskService implements TaskSinkOwner {
       };
     }
     for (const gone of created.evicted) void this.abortRun(gone.scope, gone.taskId, EVICTED);
-    start(sink, handle, asker);
+    start(sink, handle, asker ?? legacyAsker);
     const task = created.task;
     const result =
       request.modern === null
@@ -310,12 +400,33 @@ export class TaskService implements TaskSinkOwner {
 
   /**
    * `tasks/result` (2025-11-25 only): waits until the task is terminal, then answers what the
-   * request would have answered, with the related-task `_meta`.
+   * request would have answered, with the related-task `_meta`. Meanwhile the questions of an
+   * `input_required` task are sent on this request's stream, each once ("Input Required Status":
+   * the requestor calls `tasks/result` to receive them), wherever the task runs: they are read
+   * from its record, and the client's answers find the asking node by their ids. Each change
+   * between `working` and `input_required` seen while waiting is sent there too as
+   * `notifications/tasks/status` ("Task Status Notification": optional, the full `Task`, without
+   * the related-task `_meta`); the terminal status is the answer itself, so a task that never
+   * asks answers plain JSON as before.
    */
   async result(request: TaskRequest): Promise<TaskAnswer | null> {
     let task = await this.find(request);
     if (task === undefined) return notFound(request);
-    while (!isTerminalStatus(task.status)) {
+    const sent = new Set<string>();
+    let seen = task.status;
+    for (;;) {
+      if (task.status !== seen && !isTerminalStatus(task.status) && request.send != null) {
+        seen = task.status;
+        await request.send(notificationJson("notifications/tasks/status", legacyTask(task)));
+      }
+      if (isTerminalStatus(task.status)) break;
+      if (task.status === "input_required" && request.send != null) {
+        for (const [id, json] of storedQuestions(task.inputRequests)) {
+          if (sent.has(id) || sent.size >= MAX_QUESTIONS_SENT) continue;
+          sent.add(id);
+          await request.send(json);
+        }
+      }
       const woke = await this.waitForChange(task.taskId, request.signal);
       if (!woke) return null; // the request itself was cancelled: its exchange is over
       task = await this.store.get(request.scope, task.taskId);
@@ -393,16 +504,34 @@ export class TaskService implements TaskSinkOwner {
     }
     const task = await this.find(request);
     if (task === undefined) return notFound(request);
-    // Answers reach the run when it is on this node (task-asker.ts); responses for keys not
-    // outstanding are ignored, as the extension says ("Task Update Requests").
+    const responses = request.params?.inputResponses as Record<string, unknown>;
+    // Responses for keys not outstanding are ignored, as the extension says ("Task Update
+    // Requests"). A run on this node gets them at once and checks them (task-asker.ts).
     const run = this.runs.get(task.taskId);
     if (run?.asker != null && run.sink.scope === request.scope) {
-      const refused = await run.asker.answer(
-        request.params?.inputResponses as Record<string, unknown>,
-      );
+      const refused = await run.asker.answer(responses);
       if (refused !== null) return invalid(request.id, refused);
+    } else if (task.owner !== null && task.owner !== this.store.nodeId && this.bus !== null) {
+      // A run on another node: the answers it still waits for travel there (task-update-relay.ts);
+      // the ack is eventually consistent ("Task Update Requests"), and an answer that fails its
+      // check there is ignored, its question staying outstanding.
+      const outstanding = outstandingResponses(task.inputRequests, responses);
+      if (outstanding !== null) {
+        await this.bus.forward(taskRoute(task.owner), request.scope, task.taskId, {
+          ok: true,
+          result: outstanding,
+        });
+      }
     }
     return ok(request.id, { resultType: "complete" });
+  }
+
+  /** `tasks/update` answers another node relayed: for a run here of the same scope only. */
+  private updateArrived(scope: string, taskId: string, reply: ClientReply): void {
+    if (!reply.ok || !isPlainObject(reply.result)) return;
+    const run = this.runs.get(taskId);
+    if (run?.asker == null || run.sink.scope !== scope) return;
+    run.asker.answer(reply.result).catch(ignore);
   }
 
   /** A 2025-era session was closed (`DELETE`): its running tasks are cancelled, here and elsewhere. */
@@ -426,13 +555,14 @@ export class TaskService implements TaskSinkOwner {
   close(): void {
     if (this.janitor !== undefined) clearInterval(this.janitor);
     this.unsubscribe();
+    this.detachBus();
     for (const wake of [...this.waiters.values()].flatMap((set) => [...set])) wake();
   }
 
   /** The 2026-07-28 gate: every `tasks/*` method needs the extension declared on the request. */
   private gate(request: TaskRequest): TaskAnswer | null {
     if (request.modern === null || declaresExtension(request.modern)) return null;
-    return missingExtension(request.id);
+    return missingTasksExtension(request.id);
   }
 
   private async find(request: TaskRequest): Promise<TaskRecord | undefined> {
@@ -474,10 +604,32 @@ export class TaskService implements TaskSinkOwner {
     run.handle.abort(new RequestCancelledError("library", reason));
   }
 
+  /** Wakes this node's `tasks/result` waits on the task. */
+  private wake(taskId: string): void {
+    const waiting = this.waiters.get(taskId);
+    if (waiting !== undefined) for (const wake of [...waiting]) wake();
+  }
+
+  /** A run of this node wrote its status: wake local waits, tell the status listeners. */
+  private localChange(taskId: string): void {
+    this.wake(taskId);
+    this.tell(taskId, false);
+  }
+
+  private tell(taskId: string, everywhere: boolean): void {
+    for (const listener of [...this.statusListeners]) {
+      try {
+        listener(taskId, everywhere);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
   /** A store announcement: wake `tasks/result` waits; abort a local run its task left behind. */
   private changed(change: TaskChange): void {
-    const waiting = this.waiters.get(change.taskId);
-    if (waiting !== undefined) for (const wake of [...waiting]) wake();
+    this.wake(change.taskId);
+    this.tell(change.taskId, true);
     if (change.status === "cancelled" || change.status === "evicted") {
       this.abortLocal(
         change.scope,
@@ -543,7 +695,7 @@ function declaresExtension(capabilities: Readonly<Record<string, unknown>>): boo
 }
 
 /** -32021 naming the extension (SEP-2663, "Capability Negotiation"), HTTP 400 as every -32021. */
-function missingExtension(id: RequestId | null): TaskAnswer {
+export function missingTasksExtension(id: RequestId | null): TaskAnswer {
   return {
     json: errorResponseJson(id, ErrorCode.MissingCapability, "Missing required client capability", {
       requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },

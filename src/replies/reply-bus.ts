@@ -24,8 +24,9 @@ export type ClientReply =
  */
 export interface ServerReplyBus {
   /**
-   * Delivers answers addressed to `node` to `deliver` from now on; returns the function that
-   * stops it.
+   * Delivers answers addressed to `node` (a route of 1-64 base64url characters) to `deliver` from
+   * now on; returns the function that stops it. One process may attach several routes: its table
+   * of server requests, and its task runs (`tasks/update` answers, keyed by task id).
    */
   attach(
     node: string,

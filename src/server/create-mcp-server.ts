@@ -45,6 +45,7 @@ import {
   inputRequiredSettings,
 } from "../protocol/input-required.js";
 import { serverRequestSettings } from "../protocol/server-requests.js";
+import { notifyTaskListeners } from "../protocol/task-notifications.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -430,6 +431,18 @@ class ConduitMcpServer implements McpServer {
       this.resourceTemplates.onChanged(announce("resources")),
       feed.onChange((event) => this.deliverChange(event)),
     );
+    // Task status changes reach the `subscriptions/listen` streams that named the task
+    // (task-notifications.ts): a terminal status is announced by the task store to every node
+    // already; a run parking or resuming is known only here, so it goes through the feed.
+    const tasks = this.dispatcher.tasks;
+    if (tasks !== null) {
+      this.unhook.push(
+        tasks.onStatusChange((taskId, everywhere) => {
+          if (everywhere) this.deliverChange({ type: "task", taskId });
+          else feed.publish({ type: "task", taskId });
+        }),
+      );
+    }
     this.resources.routeUpdates((uri) => {
       const here = (this.subscriptions?.subscribersOf(uri) ?? 0) + this.listeners.listenersOf(uri);
       feed.publish({ type: "updated", uri });
@@ -441,6 +454,11 @@ class ConduitMcpServer implements McpServer {
     if (this.closing) return;
     if (event.type === "forward") {
       this.streams?.send(event.sessionId, resourceUpdatedJson(event.uri));
+      return;
+    }
+    if (event.type === "task") {
+      const tasks = this.dispatcher.tasks;
+      if (tasks !== null) void notifyTaskListeners(this.listeners, tasks.store, event.taskId);
       return;
     }
     this.listeners.deliver(event);

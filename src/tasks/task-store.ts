@@ -91,8 +91,9 @@ export interface TaskRecord {
   /** The JSON-RPC error object (`{code, message, data?}`) as JSON text, when the request failed with one. */
   readonly error: string | null;
   /**
-   * Outstanding server-to-client requests of an `input_required` task as JSON text (the 2026
-   * extension's `inputRequests` map), or null.
+   * Outstanding server-to-client requests of an `input_required` task as JSON text, or null: the
+   * 2026 extension's `inputRequests` map (key → request), or for a 2025-era task the JSON-RPC
+   * requests a `tasks/result` sends (request id → request).
    */
   readonly inputRequests: string | null;
 }

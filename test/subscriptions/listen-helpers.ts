@@ -36,7 +36,15 @@ export interface RawListen {
 export function openListen(
   url: string,
   notifications: unknown,
-  options: { localAddress?: string; accept?: string; id?: number } = {},
+  options: {
+    localAddress?: string;
+    accept?: string;
+    id?: number;
+    /** Client capabilities in `_meta` (default none). */
+    capabilities?: Record<string, unknown>;
+    /** Extra request headers (credentials). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<RawListen> {
   const id = options.id ?? nextId++;
   const body = JSON.stringify({
@@ -47,7 +55,7 @@ export function openListen(
       _meta: {
         "io.modelcontextprotocol/protocolVersion": V,
         "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {},
       },
       notifications,
     },
@@ -63,6 +71,7 @@ export function openListen(
           accept: options.accept ?? "application/json, text/event-stream",
           "mcp-protocol-version": V,
           "mcp-method": "subscriptions/listen",
+          ...options.headers,
         },
       },
       (res) => {

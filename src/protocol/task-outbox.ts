@@ -1,0 +1,179 @@
+/**
+ * Asking the client from a 2025-11-25 task's handler
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, "Input Required
+ * Status" and "Task-Augmented Tool Call With Elicitation"). The request that created the task has
+ * been answered, so a question cannot go on its stream: the task moves to `input_required` and
+ * the question waits in the task's record until the client opens `tasks/result`, on whose stream
+ * the server sends it (task-service.ts), on whichever node that request reached.
+ *
+ * The asks themselves are the 2025 server requests of server-requests.ts — the same ids
+ * (`<node>.<secret>`), the same table bounded per scope then per node, the same timeout, the same
+ * checks of the answer, and the same way back: the client's answer is a POST to any node, carried
+ * by the reply bus to the node that asked, accepted only from the task's scope. Only the way out
+ * differs: {@link TaskOutbox} is the asker's sink, and writes each question (with the
+ * `io.modelcontextprotocol/related-task` `_meta` every message of a task carries, "Associating
+ * Task-Related Messages") to the record's `inputRequests`, as a map from request id to JSON-RPC
+ * request. The task goes back to `working` once no question is outstanding.
+ */
+import type { HandleLifetime } from "../cancellation/types.js";
+import type { TaskStore } from "../tasks/task-store.js";
+import { isPlainObject } from "./json-rpc.js";
+import type { ResponseSink, SinkListener } from "./response-sink.js";
+import { ServerRequestAsker, type ServerRequestSettings } from "./server-requests.js";
+import { META_RELATED_TASK } from "./task-wire.js";
+
+/** What {@link TaskOutbox} takes. */
+export interface TaskOutboxOptions {
+  readonly store: TaskStore;
+  readonly scope: string;
+  readonly taskId: string;
+  /** Told after each write of the questions (a `tasks/result` wait on this node wakes up). */
+  readonly changed: () => void;
+}
+
+/**
+ * The way out of one 2025 task's asks: its record.
+ *
+ * @example
+ * ```ts
+ * const asker = TaskOutbox.asker(settings, { store, scope, taskId, changed }, capabilities);
+ * // handed to the task's handler call; tasks/result sends what the record lists
+ * ```
+ */
+export class TaskOutbox implements ResponseSink, HandleLifetime {
+  readonly streamable = true;
+  private readonly store: TaskStore;
+  private readonly scope: string;
+  private readonly taskId: string;
+  private readonly changed: () => void;
+  /** Questions not answered yet: request id → the JSON-RPC request. */
+  private readonly questions = new Map<string, Record<string, unknown>>();
+  private closed = false;
+  /** Store writes in order, one at a time. */
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(options: TaskOutboxOptions) {
+    this.store = options.store;
+    this.scope = options.scope;
+    this.taskId = options.taskId;
+    this.changed = options.changed;
+  }
+
+  /**
+   * A {@link ServerRequestAsker} whose questions go to the task's record: `capabilities` are what
+   * the client declared (its session's), or null when this server was not told (then the
+   * `unknownCapabilities` rule decides, as for any 2025 call).
+   */
+  static asker(
+    settings: ServerRequestSettings,
+    options: TaskOutboxOptions,
+    capabilities: Readonly<Record<string, unknown>> | null,
+  ): ServerRequestAsker {
+    const outbox = new TaskOutbox(options);
+    return new ServerRequestAsker(settings, outbox, options.scope, capabilities, {
+      ended: (id) => outbox.answered(id),
+      closed: () => outbox.close(),
+    });
+  }
+
+  get ended(): boolean {
+    return this.closed;
+  }
+
+  get aborted(): boolean {
+    return this.closed;
+  }
+
+  get lifetime(): HandleLifetime {
+    return this;
+  }
+
+  /** A question of the asker (a JSON-RPC request): parked in the record. Anything else is dropped. */
+  notify(json: string): Promise<void> {
+    if (this.closed) return RESOLVED;
+    let message: unknown;
+    try {
+      message = JSON.parse(json);
+    } catch {
+      return RESOLVED;
+    }
+    if (!isPlainObject(message) || typeof message.id !== "string") return RESOLVED;
+    if (typeof message.method !== "string") return RESOLVED;
+    const params = isPlainObject(message.params) ? message.params : {};
+    const meta = isPlainObject(params._meta) ? params._meta : {};
+    this.questions.set(message.id, {
+      jsonrpc: "2.0",
+      id: message.id,
+      method: message.method,
+      params: { ...params, _meta: { ...meta, [META_RELATED_TASK]: { taskId: this.taskId } } },
+    });
+    return this.publish();
+  }
+
+  /** The question `id` was answered, timed out or withdrawn: it leaves the record. */
+  answered(id: string): void {
+    if (this.questions.delete(id)) void this.publish();
+  }
+
+  /** The run is over: nothing more is written (the task's outcome clears the questions). */
+  close(): void {
+    this.closed = true;
+    this.questions.clear();
+  }
+
+  /** A task's asker never answers a request itself. */
+  respond(): void {}
+
+  cancel(): void {}
+
+  setSessionId(): void {}
+
+  setListener(_listener: SinkListener | null): void {}
+
+  /** Writes the outstanding questions (and the status they imply) to the store, in order. */
+  private publish(): Promise<void> {
+    const next = this.writes.then(async () => {
+      if (this.closed) return;
+      const waiting = this.questions.size > 0;
+      await this.store.update(this.scope, this.taskId, {
+        status: waiting ? "input_required" : "working",
+        inputRequests: waiting ? JSON.stringify(Object.fromEntries(this.questions)) : null,
+      });
+      this.changed();
+    });
+    this.writes = next.catch(ignore);
+    return this.writes.then(ignore);
+  }
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+function ignore(): void {}
+
+/**
+ * The questions a 2025 task's record lists (`inputRequests` as {@link TaskOutbox} wrote it), as
+ * JSON-RPC request texts by id; empty when there are none or the text is not such a map (a
+ * record of a shared store is not trusted blindly).
+ *
+ * @example
+ * ```ts
+ * for (const [id, json] of storedQuestions(task.inputRequests)) await sink.notify(json);
+ * ```
+ */
+export function storedQuestions(inputRequests: string | null): Map<string, string> {
+  const questions = new Map<string, string>();
+  if (inputRequests === null) return questions;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(inputRequests);
+  } catch {
+    return questions;
+  }
+  if (!isPlainObject(parsed)) return questions;
+  for (const [id, message] of Object.entries(parsed)) {
+    if (!isPlainObject(message) || typeof message.method !== "string") continue;
+    const params = isPlainObject(message.params) ? message.params : {};
+    questions.set(id, JSON.stringify({ jsonrpc: "2.0", id, method: message.method, params }));
+  }
+  return questions;
+}

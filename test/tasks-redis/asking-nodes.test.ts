@@ -1,0 +1,251 @@
+/**
+ * A task that asks the client, across three `conduit-mcp serve <probe module> --redis --sessions`
+ * processes on one private Redis, with two principals (bearer tokens):
+ *
+ * - 2026-07-28 (`io.modelcontextprotocol/tasks` extension, SEP-2663, "Task Update Requests"): a
+ *   task created on node 1 asks; `tasks/get` on node 2 shows the question in `inputRequests`;
+ *   `tasks/update` on node 3 answers it; the run on node 1 continues and completes with the
+ *   answer. Bob's `tasks/update` of alice's task, sent to node 3, is the unknown-task error and
+ *   reaches nothing; an answer to a key never asked is ignored.
+ * - 2025-11-25 (experimental tasks, "Input Required Status"): a task created in a session on
+ *   node 1 asks; `tasks/get` on node 2 reads `input_required`; `tasks/result` on node 2 streams
+ *   the `elicitation/create` (with the related-task `_meta`); the answer POSTed to node 3 reaches
+ *   node 1; the same `tasks/result` stream then ends with the result. Another session's answer
+ *   to that request id is ignored.
+ * - 2026-07-28 `notifications/tasks` (SEP-2663, "Task Status Notifications"): a
+ *   `subscriptions/listen` on node 3 naming a task that runs on node 1 hears it park on its second
+ *   question (carried by the change feed) and complete (announced by the task store).
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  answer,
+  isRequest,
+  isResponseTo,
+  openCall,
+  openSession,
+  sessionHeaders,
+} from "../asking/stream.js";
+import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
+import { rpc } from "../server/fixtures.js";
+import { openListen } from "../subscriptions/listen-helpers.js";
+import { legacy, modern, TASKS_EXTENSION, untilTerminal } from "../tasks/wire.js";
+import { startTaskNodes, type TaskNode } from "./task-nodes.js";
+
+const skip = redisSkipReason();
+const ALICE = "alice-secret-0123456789";
+const BOB = "bob-secret-0123456789";
+const ELICITATION = { elicitation: {} };
+
+/** Polls `read` (at most `ms`, 25 ms apart) until it resolves something `ok` accepts. */
+async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = await read();
+  for (let i = 0; i < 2_000 && !ok(last) && Date.now() < deadline; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    last = await read();
+  }
+  return last;
+}
+
+describe("a task's asks across three --redis nodes", { skip: skip ?? false }, () => {
+  let server: RedisServer;
+  let nodes: TaskNode[] = [];
+  const node = (i: number): TaskNode => nodes[i] as TaskNode;
+
+  before(async () => {
+    server = await startRedisServer();
+    nodes = await startTaskNodes(server.url, 3, [
+      "--sessions",
+      "--token",
+      `alice=${ALICE}`,
+      "--token",
+      `bob=${BOB}`,
+    ]);
+  });
+  after(async () => {
+    await Promise.all(nodes.map((n) => n.cli.kill()));
+    await server?.stop();
+  });
+
+  /** Alice's 2026 task of tool `name` created on node 1, once node 2 reads it input_required. */
+  async function parkOnNode1(name: string) {
+    const created = await modern(
+      node(0).url,
+      "tools/call",
+      { name, arguments: {} },
+      { token: ALICE, capabilities: ELICITATION },
+    );
+    assert.equal(created.json?.result?.resultType, "task", created.text);
+    const taskId: string = created.json.result.taskId;
+    const parked = await until(
+      async () =>
+        (await modern(node(1).url, "tasks/get", { taskId }, { token: ALICE })).json.result,
+      (task) => task?.status === "input_required",
+      10_000,
+    );
+    return { taskId, parked };
+  }
+
+  it("2026-07-28: asked on node 1, seen on node 2, answered on node 3, completed on node 1", async () => {
+    const { taskId, parked } = await parkOnNode1("ask_name");
+    assert.equal(parked.status, "input_required", JSON.stringify(parked));
+    assert.deepEqual(Object.keys(parked.inputRequests), ["name"]);
+    assert.equal(parked.inputRequests.name.method, "elicitation/create");
+
+    // Bob cannot answer alice's task from any node: the unknown-task answer, nothing delivered.
+    const foreign = await modern(
+      node(2).url,
+      "tasks/update",
+      { taskId, inputResponses: { name: { action: "accept", content: { name: "Mallory" } } } },
+      { token: BOB },
+    );
+    assert.equal(foreign.json.error?.code, -32602, foreign.text);
+    assert.equal(foreign.json.error?.message, "Task not found");
+    // A key never asked is ignored (acknowledged, nothing changes).
+    const stray = await modern(
+      node(2).url,
+      "tasks/update",
+      { taskId, inputResponses: { other: { action: "accept", content: { name: "Eve" } } } },
+      { token: ALICE },
+    );
+    assert.deepEqual(stray.json.result, { resultType: "complete" }, stray.text);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const still = (await modern(node(1).url, "tasks/get", { taskId }, { token: ALICE })).json
+      .result;
+    assert.equal(still.status, "input_required", JSON.stringify(still));
+
+    const ack = await modern(
+      node(2).url,
+      "tasks/update",
+      { taskId, inputResponses: { name: { action: "accept", content: { name: "Ada" } } } },
+      { token: ALICE },
+    );
+    assert.deepEqual(ack.json.result, { resultType: "complete" }, ack.text);
+    const done = await untilTerminal(
+      () => modern(node(1).url, "tasks/get", { taskId }, { token: ALICE }),
+      15_000,
+    );
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.deepEqual(done.result, {
+      content: [{ type: "text", text: `Hello, Ada! (pid ${node(0).cli.child.pid})` }],
+    });
+  });
+
+  it("2025-11-25: asked on node 1, streamed by tasks/result on node 2, answered on node 3", async () => {
+    const auth = { authorization: `Bearer ${ALICE}` };
+    const sessionId = await openSession(node(0).url, ELICITATION, auth);
+    const headers = sessionHeaders(sessionId, auth);
+    const created = await rpc(
+      node(0).url,
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "ask_name", arguments: {}, task: { ttl: 60_000 } },
+      },
+      headers,
+    );
+    const taskId = (created.json as { result?: { task?: { taskId?: string } } }).result?.task
+      ?.taskId;
+    assert.ok(typeof taskId === "string", created.text);
+    const parked = await until(
+      async () =>
+        (await legacy(node(1).url, "tasks/get", { taskId }, { token: ALICE, sessionId })).json
+          .result,
+      (task) => task?.status === "input_required",
+      10_000,
+    );
+    assert.equal(parked.status, "input_required", JSON.stringify(parked));
+
+    const stream = await openCall(
+      node(1).url,
+      { jsonrpc: "2.0", id: "result-1", method: "tasks/result", params: { taskId } },
+      headers,
+    );
+    try {
+      const asked = await stream.next(isRequest("elicitation/create"), 10_000);
+      assert.deepEqual(asked.params._meta, {
+        "io.modelcontextprotocol/related-task": { taskId },
+      });
+      assert.equal(asked.params.message, "Your name?");
+
+      // Another session (another scope) answering that id is ignored.
+      const other = await openSession(node(2).url, ELICITATION, auth);
+      const intruder = await answer(
+        node(2).url,
+        asked.id,
+        { result: { action: "accept", content: { name: "Mallory" } } },
+        sessionHeaders(other, auth),
+      );
+      assert.equal(intruder.status, 202);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const waiting = (
+        await legacy(node(2).url, "tasks/get", { taskId }, { token: ALICE, sessionId })
+      ).json.result;
+      assert.equal(waiting.status, "input_required", JSON.stringify(waiting));
+
+      const answered = await answer(
+        node(2).url,
+        asked.id,
+        { result: { action: "accept", content: { name: "Ada" } } },
+        headers,
+      );
+      assert.equal(answered.status, 202);
+      const result = await stream.next(isResponseTo("result-1"), 15_000);
+      assert.deepEqual(result.result.content, [
+        { type: "text", text: `Hello, Ada! (pid ${node(0).cli.child.pid})` },
+      ]);
+      assert.deepEqual(result.result._meta, { "io.modelcontextprotocol/related-task": { taskId } });
+    } finally {
+      stream.abort();
+    }
+  });
+
+  it("2026-07-28: a listen stream on node 3 hears a task on node 1 park again and complete", async () => {
+    const { taskId, parked } = await parkOnNode1("ask_twice");
+    assert.deepEqual(Object.keys(parked.inputRequests ?? {}), ["name"], JSON.stringify(parked));
+    const listen = await openListen(
+      node(2).url,
+      { taskIds: [taskId] },
+      {
+        capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+        headers: { authorization: `Bearer ${ALICE}` },
+      },
+    );
+    try {
+      const ack = await listen.next((m) => m.method === "notifications/subscriptions/acknowledged");
+      assert.deepEqual((ack.params as Record<string, unknown>).notifications, {
+        taskIds: [taskId],
+      });
+      const answerWith = (key: string, value: string) =>
+        modern(
+          node(1).url,
+          "tasks/update",
+          { taskId, inputResponses: { [key]: { action: "accept", content: { value } } } },
+          { token: ALICE },
+        );
+      await answerWith("name", "Ada");
+      const second = await listen.next(
+        (m) =>
+          m.method === "notifications/tasks" &&
+          Object.keys(((m.params as Record<string, unknown>).inputRequests as object) ?? {})[0] ===
+            "colour",
+        10_000,
+      );
+      assert.equal((second.params as Record<string, unknown>).status, "input_required");
+      await answerWith("colour", "green");
+      const done = await listen.next(
+        (m) =>
+          m.method === "notifications/tasks" &&
+          (m.params as Record<string, unknown>).status === "completed",
+        10_000,
+      );
+      assert.deepEqual((done.params as Record<string, unknown>).result, {
+        content: [{ type: "text", text: `Ada likes green (pid ${node(0).cli.child.pid})` }],
+      });
+    } finally {
+      listen.close();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * 2026-07-28 `notifications/tasks` over `subscriptions/listen` (the `io.modelcontextprotocol/tasks`
+ * extension, SEP-2663, "Task Status Notifications": https://modelcontextprotocol.io/extensions/tasks/overview),
+ * one node, raw HTTP against a real server on 127.0.0.1:
+ *
+ * - the acknowledgement lists only the caller's own task ids (another tenant's id and a malformed
+ *   one are left out, alike);
+ * - each status change of a named task arrives as the full `DetailedTask` (`inputRequests` while
+ *   it waits, `result` once completed), tagged with the subscription id; nothing of another
+ *   tenant's task arrives;
+ * - task ids without the extension declared are -32021.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { z } from "zod";
+
+import { createMcpServer, defineTool, type McpServer } from "../../src/server/index.js";
+import { openListen } from "../subscriptions/listen-helpers.js";
+import { modern, TASKS_EXTENSION } from "./wire.js";
+
+const ALICE = "alice-token-0123456789";
+const BOB = "bob-token-0123456789";
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+
+describe("notifications/tasks on subscriptions/listen", () => {
+  let server: McpServer;
+  let url: string;
+  /** Opens the gate of the `gated_ask` run waiting under that name. */
+  const gates = new Map<string, () => void>();
+
+  before(async () => {
+    server = createMcpServer({
+      tools: [
+        defineTool({
+          name: "gated_ask",
+          description: "Waits for the test's gate, then asks a name, as a task",
+          task: "required",
+          input: z.object({ gate: z.string() }),
+          handler: async ({ gate }, ctx) => {
+            await new Promise<void>((open) => gates.set(gate, open));
+            const answer = await ctx.elicit(
+              "Your name?",
+              { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+              { key: "name" },
+            );
+            return answer.action === "accept" ? `Hi ${answer.content.name}` : "no name";
+          },
+        }),
+      ],
+      auth: { tokens: { [ALICE]: "alice", [BOB]: "bob" } },
+      onError: false,
+    });
+    ({ url } = await server.listen({ host: "127.0.0.1", port: 0 }));
+  });
+  after(() => server.close());
+
+  async function create(token: string, gate: string): Promise<string> {
+    const created = await modern(
+      url,
+      "tools/call",
+      { name: "gated_ask", arguments: { gate } },
+      { token, capabilities: { elicitation: {} } },
+    );
+    assert.equal(created.json?.result?.resultType, "task", created.text);
+    return created.json.result.taskId;
+  }
+
+  async function waitForGate(gate: string): Promise<() => void> {
+    for (let i = 0; i < 400; i++) {
+      const open = gates.get(gate);
+      if (open !== undefined) return open;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`the run behind gate ${gate} never started`);
+  }
+
+  test("own tasks only are acknowledged; each state change arrives as the full task", async () => {
+    const mine = await create(ALICE, "a1");
+    const theirs = await create(BOB, "b1");
+    const listen = await openListen(
+      url,
+      { taskIds: [mine, theirs, "not a task id"] },
+      {
+        capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+        headers: { authorization: `Bearer ${ALICE}` },
+      },
+    );
+    try {
+      assert.equal(listen.status, 200);
+      const ack = await listen.next((m) => m.method === "notifications/subscriptions/acknowledged");
+      assert.deepEqual((ack.params as Record<string, unknown>).notifications, { taskIds: [mine] });
+
+      (await waitForGate("a1"))();
+      (await waitForGate("b1"))();
+      const isTask = (status: string) => (m: Record<string, unknown>) =>
+        m.method === "notifications/tasks" &&
+        (m.params as Record<string, unknown>).status === status;
+      const parked = (await listen.next(isTask("input_required"), 10_000)).params as Record<
+        string,
+        unknown
+      >;
+      assert.equal(parked.taskId, mine);
+      assert.deepEqual(Object.keys(parked.inputRequests as object), ["name"]);
+      assert.deepEqual(parked._meta, { [SUBSCRIPTION_ID]: listen.id });
+      assert.equal(typeof parked.ttlMs, "number");
+
+      const ack2 = await modern(
+        url,
+        "tasks/update",
+        { taskId: mine, inputResponses: { name: { action: "accept", content: { name: "Ada" } } } },
+        { token: ALICE },
+      );
+      assert.deepEqual(ack2.json.result, { resultType: "complete" });
+      const done = (await listen.next(isTask("completed"), 10_000)).params as Record<
+        string,
+        unknown
+      >;
+      assert.equal(done.taskId, mine);
+      assert.deepEqual(done.result, { content: [{ type: "text", text: "Hi Ada" }] });
+      // Bob's task parked too, but nothing of it reached alice's stream.
+      assert.ok(
+        listen.messages.every(
+          (m) => (m.params as Record<string, unknown> | undefined)?.taskId !== theirs,
+        ),
+        listen.text,
+      );
+      await modern(url, "tasks/cancel", { taskId: theirs }, { token: BOB });
+    } finally {
+      listen.close();
+    }
+  });
+
+  test("task ids without the extension declared are -32021", async () => {
+    const mine = await create(ALICE, "a2");
+    const listen = await openListen(
+      url,
+      { taskIds: [mine] },
+      { headers: { authorization: `Bearer ${ALICE}` } },
+    );
+    try {
+      await listen.ended;
+      const error = listen.messages[0]?.error as Record<string, unknown> | undefined;
+      assert.equal(error?.code, -32021, listen.text);
+      assert.deepEqual(error?.data, {
+        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      });
+    } finally {
+      listen.close();
+      await modern(url, "tasks/cancel", { taskId: mine }, { token: ALICE });
+    }
+  });
+});
