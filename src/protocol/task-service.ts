@@ -151,7 +151,7 @@ const TOO_MANY_TASKS =
 const TASK_LIMIT_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "5" };
 /**
  * A `tasks/result` wait re-reads the store this often, in case a change announcement was lost,
- * and to see a question asked on another node.
+ * and to see a question asked on another node when no shared change feed told this one.
  */
 const RESULT_RECHECK_MS = 1_000;
 /**
@@ -282,6 +282,14 @@ export class TaskService implements TaskSinkOwner {
       taskIds.map((taskId) => (isTaskId(taskId) ? this.store.get(scope, taskId) : undefined)),
     );
     return found.filter((task): task is TaskRecord => task !== undefined);
+  }
+
+  /**
+   * The task's status changed on another node (heard on the change feed): this node's
+   * `tasks/result` waits on it re-read it now instead of at their next recheck.
+   */
+  heard(taskId: string): void {
+    this.wake(taskId);
   }
 
   /** Whether 2026-07-28 client capabilities declare the tasks extension. */

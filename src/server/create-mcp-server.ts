@@ -458,7 +458,9 @@ class ConduitMcpServer implements McpServer {
     }
     if (event.type === "task") {
       const tasks = this.dispatcher.tasks;
-      if (tasks !== null) void notifyTaskListeners(this.listeners, tasks.store, event.taskId);
+      if (tasks === null) return;
+      tasks.heard(event.taskId);
+      void notifyTaskListeners(this.listeners, tasks.store, event.taskId);
       return;
     }
     this.listeners.deliver(event);

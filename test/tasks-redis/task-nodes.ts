@@ -19,18 +19,25 @@ export interface TaskNode {
   readonly aborts: Map<string, number>;
   /** Resolves the abort time of `tag` once printed, or null after `ms`. */
   abortOf(tag: string, ms: number): Promise<number | null>;
+  /** Epoch ms at which the `ask_later` handler with this tag asked. */
+  readonly asks: Map<string, number>;
 }
 
 /** Wraps a started CLI: follows its stdout for `aborted <tag> <time>` lines. */
 function follow(cli: CliProcess): TaskNode {
   const aborts = new Map<string, number>();
+  const asks = new Map<string, number>();
   const waiting = new Map<string, (at: number) => void>();
   const lines = createInterface({ input: cli.child.stdout as NodeJS.ReadableStream });
   lines.on("line", (line) => {
-    const match = /^aborted (\S+) (\d+(?:\.\d+)?)$/.exec(line);
+    const match = /^(aborted|asking) (\S+) (\d+(?:\.\d+)?)$/.exec(line);
     if (match === null) return;
-    const tag = match[1] as string;
-    const at = Number(match[2]);
+    const tag = match[2] as string;
+    const at = Number(match[3]);
+    if (match[1] === "asking") {
+      asks.set(tag, at);
+      return;
+    }
     aborts.set(tag, at);
     waiting.get(tag)?.(at);
   });
@@ -38,6 +45,7 @@ function follow(cli: CliProcess): TaskNode {
     cli,
     url: cli.url,
     aborts,
+    asks,
     abortOf(tag, ms) {
       const seen = aborts.get(tag);
       if (seen !== undefined) return Promise.resolve(seen);
