@@ -471,13 +471,19 @@ const tools = [
       return `${first.action}/${second.action}`;
     },
   }),
+  // tasks-mrtr-composition: the name is asked on the request (input_required rounds) before the
+  // task exists; the task then runs with it (README, "Tasks", beforeTask).
   defineTool({
     name: "test_tool_with_task",
     description: "Asks the user's name through input_required, then runs as a task",
     task: "required",
-    handler: async (_args, ctx) => {
+    beforeTask: async (_args, ctx) => {
       const answer = await ctx.elicit("What is your name?", NAME_FORM, { key: "user_name" });
-      return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "No name given.";
+      return answer.action === "accept" ? String(answer.content.name) : null;
+    },
+    handler: async (_args, ctx, name) => {
+      await delay(100, undefined, { signal: ctx.signal });
+      return name === null ? "No name given." : `Hello, ${name}!`;
     },
   }),
   // server-stateless's subscriptions/listen checks: each call changes a list (a dynamic item

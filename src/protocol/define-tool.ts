@@ -48,10 +48,11 @@ export interface ToolResult {
 /** The handler's arguments: typed by a zod schema, else a plain object. */
 export type ToolArgs<S> = S extends z.ZodObject ? z.output<S> : Record<string, unknown>;
 
-/** What {@link defineTool} takes. */
+/** What {@link defineTool} takes; `P` is what `beforeTask` resolves (the handler's third argument). */
 export interface ToolDefinition<
   S extends z.ZodObject | JsonSchemaObject | undefined,
   O extends z.ZodObject | undefined = undefined,
+  P = undefined,
 > extends PrimitiveFields {
   /** 1–128 characters of `[A-Za-z0-9_./-]` (MCP 2025-11-25 tool names). */
   readonly name: string;
@@ -84,14 +85,32 @@ export interface ToolDefinition<
    * (a 2025-era client asks with `params.task`; a 2026-07-28 client that declares the
    * `io.modelcontextprotocol/tasks` extension always gets a task), `"required"` (only as a task:
    * 2025-era calls without `params.task` get -32601, 2026-07-28 calls without the extension
-   * -32021), or `"forbidden"` (default: never). Published as `execution.taskSupport`
+   * -32021), or `"forbidden"` (default: never; a 2025-era call with `params.task` gets -32601).
+   * Published as `execution.taskSupport`
    * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#tool-level-negotiation).
    */
   readonly task?: TaskSupport;
-  /** Runs the tool; required unless `isolated` names the function to run in a worker. */
+  /**
+   * Asks first, then becomes a task (README, "Tasks"; needs `task` `"optional"` or
+   * `"required"`, not `isolated`). On a 2026-07-28 request that gets a task, it runs on the
+   * request itself before the task exists: its `ctx.elicit` / `sample` / `roots` answer
+   * `input_required` and it runs again with the answers (as a handler does: README, "Asking the
+   * client"); once it returns, the task is created and answered (`resultType: "task"`) and the
+   * handler runs detached with its value as third argument (SEP-2663, "Composition with Multi
+   * Round-Trip Requests": https://modelcontextprotocol.io/extensions/tasks/overview). A throw
+   * answers the request as a handler's throw would, and no task is created. Wherever the call
+   * is not composed that way (a plain call, or a 2025-era `params.task` task, created at once),
+   * it runs just before the handler in the same run, with the same `ctx`.
+   */
+  readonly beforeTask?: (args: ToolArgs<S>, ctx: ToolContext) => Promise<P> | P;
+  /**
+   * Runs the tool; required unless `isolated` names the function to run in a worker. Its third
+   * argument is what `beforeTask` returned (undefined without one).
+   */
   readonly handler?: (
     args: ToolArgs<S>,
     ctx: ToolContext,
+    prepared: P,
   ) => Promise<ToolReturn<O>> | ToolReturn<O>;
 }
 
@@ -124,11 +143,13 @@ export interface Tool {
   readonly paramHeaders: readonly ParamHeader[];
   /** Whether it runs as a task (`forbidden` when the definition said nothing). */
   readonly taskSupport: TaskSupport;
+  /** What runs before a task is created (`beforeTask`), else null. */
+  readonly beforeTask: ((args: never, ctx: ToolContext) => unknown) | null;
   /** @internal Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
   /** @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
   toResult(value: unknown): HandlerResult;
-  readonly handler: (args: never, ctx: ToolContext) => unknown;
+  readonly handler: (args: never, ctx: ToolContext, prepared?: never) => unknown;
 }
 
 /** At most this many issues go back to the client, so a hostile payload cannot inflate the answer. */
@@ -155,7 +176,8 @@ const EMPTY_OBJECT_SCHEMA = Object.freeze({ type: "object" });
 export function defineTool<
   S extends z.ZodObject | JsonSchemaObject | undefined = undefined,
   O extends z.ZodObject | undefined = undefined,
->(definition: ToolDefinition<S, O>): Tool {
+  P = undefined,
+>(definition: ToolDefinition<S, O, P>): Tool {
   if (!isPlainObject(definition)) {
     throw new InvalidOptionError("tool", "an object", definition);
   }
@@ -192,6 +214,20 @@ export function defineTool<
       '"optional", "required" or "forbidden"',
       taskSupport,
     );
+  }
+  const { beforeTask } = definition;
+  if (beforeTask !== undefined) {
+    if (typeof beforeTask !== "function") {
+      throw new InvalidOptionError(`tool ${name}: beforeTask`, "a function", beforeTask);
+    }
+    // It hands the handler a value in memory: a worker thread's handler could not receive it.
+    if (taskSupport === "forbidden" || isolatedHandler !== null) {
+      throw new InvalidOptionError(
+        `tool ${name}: beforeTask`,
+        'absent unless task is "optional" or "required" and the tool is not isolated',
+        beforeTask,
+      );
+    }
   }
   const common = checkPrimitiveFields(`tool ${name}`, definition);
   if (annotations !== undefined && !isPlainObject(annotations)) {
@@ -266,8 +302,9 @@ export function defineTool<
         : Object.freeze({ ...required }),
     paramHeaders: paramHeadersOf(inputSchema, `tool ${name}`),
     taskSupport,
+    beforeTask: (beforeTask ?? null) as Tool["beforeTask"],
     checkArguments,
-    handler: (typeof handler === "function" ? handler : runsInWorker) as Tool["handler"],
+    handler: (typeof handler === "function" ? handler : runsInWorker) as unknown as Tool["handler"],
   });
 }
 

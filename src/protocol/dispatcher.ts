@@ -14,6 +14,7 @@ import { type CancellationSource, ErrorCode, RequestCancelledError } from "../er
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
+import { BeforeTaskInvocation, prepareThenRun } from "./before-task.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
 import {
   acknowledgedFilter,
@@ -30,7 +31,7 @@ import {
 } from "./completion.js";
 import type { Resource } from "./define-resource.js";
 import type { ResourceTemplate } from "./define-resource-template.js";
-import type { Tool } from "./define-tool.js";
+import type { TaskSupport, Tool } from "./define-tool.js";
 import {
   HandlerCall,
   type HandlerCallHost,
@@ -1028,22 +1029,25 @@ export class Dispatcher implements HandlerCallHost {
       return this.answerResult(request, { content: [{ type: "text", text }], isError: true });
     }
     const invocation = new ToolInvocation(tool, check.args);
-    if (this.tasks !== null && tool.taskSupport !== "forbidden") {
+    if (
+      this.tasks !== null &&
+      (tool.taskSupport !== "forbidden" || (modern === null && params?.task !== undefined))
+    ) {
       return this.callAsTask(request, invocation, tool.taskSupport);
     }
     return this.startCall(request, invocation, progressTokenOf(params));
   }
 
   /**
-   * A `tools/call` of a task-supporting tool: a task when the client asks for one (2025:
-   * `params.task`; 2026-07-28: the tasks extension declared), else a plain call, or a refusal
-   * for a `required` tool (task-service.ts). The task's run gets a progress token of its own, so
-   * progress reaches the task's status message even when the client sent none.
+   * A `tools/call` of a task-supporting tool, or a 2025-era one carrying `params.task`: a task
+   * when the client asks for one (2025: `params.task`; 2026-07-28: the tasks extension declared),
+   * else a plain call, or a refusal (task-service.ts). The task's run gets a progress token of
+   * its own, so progress reaches the task's status message even when the client sent none.
    */
   private async callAsTask(
     request: MethodRequest,
     invocation: ToolInvocation,
-    support: "optional" | "required",
+    support: TaskSupport,
   ): Promise<void> {
     const tasks = this.tasks as TaskService;
     const { params } = request;
@@ -1058,14 +1062,34 @@ export class Dispatcher implements HandlerCallHost {
     if (decision.kind === "sync")
       return this.startCall(request, invocation, progressTokenOf(params));
     if (decision.kind === "refuse") return this.answerTask(request, decision.answer);
-    const answer = await tasks.create(taskRequest, (sink, handle, asker) => {
-      void this.startCall(request, invocation, progressTokenOf(params) ?? 0, {
+    if (request.modern !== null && invocation.tool.beforeTask !== null) {
+      // Ask first, then become a task (before-task.ts): `beforeTask` runs as this request's
+      // call, through input_required rounds; the task is created once it has returned.
+      const phase = new BeforeTaskInvocation(invocation.tool, invocation.args, (prepared, call) =>
+        this.createTask(
+          request,
+          { ...taskRequest, signal: call.signal },
+          invocation.with(prepared),
+        ),
+      );
+      return this.startCall(request, phase, progressTokenOf(params));
+    }
+    return this.answerTask(request, await this.createTask(request, taskRequest, invocation));
+  }
+
+  /** Creates the task of a `tools/call` and starts `invocation` as its detached run. */
+  private createTask(
+    request: MethodRequest,
+    taskRequest: Omit<TaskRequest, "signal"> & { readonly signal?: AbortSignal },
+    invocation: ToolInvocation,
+  ): Promise<TaskAnswer> {
+    return (this.tasks as TaskService).create(taskRequest, (sink, handle, asker) => {
+      void this.startCall(request, invocation, progressTokenOf(request.params) ?? 0, {
         sink,
         handle,
         asker,
       });
     });
-    return this.answerTask(request, answer);
   }
 
   /** Answers what a task method resolved; null means the request's exchange already ended. */
@@ -1333,17 +1357,27 @@ class ToolInvocation implements HandlerInvocation {
   readonly method = "tools/call";
   readonly kind = "tool";
   readonly name: string;
+  /**
+   * @param prepared - what the tool's `beforeTask` returned in its own phase (before-task.ts),
+   *   boxed; null when it has not run (it then runs just before the handler).
+   */
   constructor(
-    private readonly tool: Tool,
-    private readonly args: unknown,
+    readonly tool: Tool,
+    readonly args: unknown,
+    private readonly prepared: { readonly value: unknown } | null = null,
   ) {
     this.name = tool.name;
   }
+  /** The same call, `beforeTask` done: the handler gets `value`. */
+  with(value: unknown): ToolInvocation {
+    return new ToolInvocation(this.tool, this.args, { value });
+  }
   invoke(ctx: HandlerCall): unknown {
     const { tool } = this;
-    return tool.isolatedHandler === null
-      ? tool.handler(this.args as never, ctx)
-      : ctx.runIsolated(tool.isolatedHandler, this.args);
+    if (tool.isolatedHandler !== null) return ctx.runIsolated(tool.isolatedHandler, this.args);
+    if (tool.beforeTask === null) return tool.handler(this.args as never, ctx, undefined as never);
+    if (this.prepared === null) return prepareThenRun(tool, this.args, ctx);
+    return tool.handler(this.args as never, ctx, this.prepared.value as never);
   }
   toResult(value: unknown): HandlerResult {
     return this.tool.toResult(value);

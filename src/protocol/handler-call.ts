@@ -104,6 +104,18 @@ export interface HandlerInvocation {
   invoke(ctx: HandlerCall): unknown;
   /** Checks and shapes its value; `modern` results get `resultType` added by the call itself. */
   toResult(value: unknown, modern: boolean): HandlerResult;
+  /**
+   * Optional: answers the value itself instead of {@link HandlerInvocation.toResult}, once no
+   * question is pending (a tool's `beforeTask` phase: creates the task, answers the task).
+   */
+  answer?(value: unknown, call: HandlerCall): Promise<InvocationAnswer>;
+}
+
+/** An answer an invocation writes itself: JSON-RPC text, HTTP status and headers. */
+export interface InvocationAnswer {
+  readonly json: string;
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** What a call needs from the dispatcher that runs it. */
@@ -297,6 +309,11 @@ export class HandlerCall implements ToolContext, SinkListener {
     this.asker?.saveState(value);
   }
 
+  /** Whether a question of this run is pending or an answer was invalid (the run ends asking). */
+  asking(): boolean {
+    return this.asker?.waiting?.() === true;
+  }
+
   private askRefused(): Promise<never> | null {
     if (this.handle.aborted) return Promise.reject(this.handle.signal.reason);
     return this.asker === null ? cannotAsk() : null;
@@ -318,12 +335,19 @@ export class HandlerCall implements ToolContext, SinkListener {
     let json: string;
     let end: HandlerEnd;
     let status = 200;
+    let headers: Readonly<Record<string, string>> | undefined;
     try {
       const value = await this.host.invoke(this);
       const asked = this.asker?.verdict?.();
       if (asked !== undefined && asked.kind !== "complete") throw asked;
-      const checked = this.invocation.toResult(value, this.modern);
-      if (checked.ok) {
+      const checked =
+        this.invocation.answer === undefined ? this.invocation.toResult(value, this.modern) : null;
+      if (checked === null) {
+        ({ json, status, headers } = await (
+          this.invocation.answer as NonNullable<HandlerInvocation["answer"]>
+        )(value, this));
+        end = { outcome: "ok" };
+      } else if (checked.ok) {
         const result = this.modern ? { ...checked.result, resultType: "complete" } : checked.result;
         json = successResponseJson(this.requestId, JSON.stringify(result));
         end =
@@ -352,7 +376,7 @@ export class HandlerCall implements ToolContext, SinkListener {
       }
     }
     this.task = null;
-    this.settle(json, end, status);
+    this.settle(json, end, status, headers);
   }
 
   /**
@@ -477,7 +501,12 @@ export class HandlerCall implements ToolContext, SinkListener {
     this.sink.releaseSlots?.();
   }
 
-  private settle(json: string, end: HandlerEnd, status = 200): void {
+  private settle(
+    json: string,
+    end: HandlerEnd,
+    status = 200,
+    headers?: Readonly<Record<string, string>>,
+  ): void {
     this.handle.setAbortListener(null);
     if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
     if (this.state === CANCELLED) {
@@ -494,7 +523,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     // Untracked before the answer is written, so a client that got its answer never sees the
     // request still in flight; the row is cleared afterwards.
     void this.host.release(this);
-    this.sink.respond(json, status);
+    this.sink.respond(json, status, headers);
   }
 
   private cancelledEnd(outcome: "cancelled" | "killed"): HandlerEnd {

@@ -208,6 +208,8 @@ export interface ClientAsker {
    * the request (input-required results) says so here; absent, the handler's own result stands.
    */
   verdict?(): RoundVerdict;
+  /** Whether the run will end asking (a question pending, or an answer invalid); cheap. */
+  waiting?(): boolean;
   /**
    * The call is over (cancelled, its client gone, or settled): asks still waiting are withdrawn
    * and reject with `error()`; `reason` is what the client is told. The error is made only when
@@ -272,6 +274,10 @@ export class InputRound implements ClientAsker {
 
   roots(options?: AskOptions): Promise<RootsResult> {
     return this.ask(prepareRoots(this.capabilities), options) as Promise<RootsResult>;
+  }
+
+  waiting(): boolean {
+    return this.pending.size > 0 || this.invalid !== null;
   }
 
   /** How this run ends as far as asking goes; called once the handler settled. */

@@ -35,8 +35,10 @@ import {
   type TaskRecord,
   type TaskStore,
 } from "../tasks/task-store.js";
+import type { TaskSupport } from "./define-tool.js";
 import type { ClientAsker } from "./input-required.js";
 import {
+  cancelledResponseJson,
   errorResponseJson,
   isPlainObject,
   notificationJson,
@@ -142,9 +144,12 @@ export type TaskDecision =
 
 const TASK_KEY_PREFIX = "task:";
 const NOT_FOUND_2025 = "Failed to retrieve task: Task not found";
+const TASK_ONLY_TOOL = "This tool runs only as a task: call it with params.task";
+const NOT_A_TASK_TOOL = "This tool does not run as a task: call it without params.task";
 const NOT_FOUND = "Task not found";
 const CANCELLED_BY_CLIENT = "The task was cancelled by request.";
-const SESSION_CLOSED = "The session that owned this task was closed.";
+const CREATOR_CANCELLED = "The request creating this task was cancelled before it was answered.";
+const SESSION_ENDED = "The session that owned this task ended (closed, or expired while idle).";
 const EVICTED = "The server dropped this task to stay within its task limit.";
 const TOO_MANY_TASKS =
   "Too many tasks for this client: wait for one to finish or cancel one (tasks/cancel), then retry.";
@@ -299,36 +304,38 @@ export class TaskService implements TaskSinkOwner {
 
   /**
    * Whether a `tools/call` of a tool with `taskSupport` becomes a task, runs as usual, or is
-   * refused (a `required` tool called without a task: 2025 -32601, 2026 -32021).
+   * refused: a `required` tool called without a task (2025 -32601, 2026 -32021), or, in the 2025
+   * era, a `forbidden` tool called with `params.task` (-32601: 2025-11-25 tasks, "Tool-Level
+   * Negotiation", https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#tool-level-negotiation;
+   * a 2026-07-28 request's `task` is ignored, SEP-2663 "Backward Compatibility").
    */
-  decide(request: Omit<TaskRequest, "signal">, taskSupport: "optional" | "required"): TaskDecision {
+  decide(request: Omit<TaskRequest, "signal">, taskSupport: TaskSupport): TaskDecision {
     if (request.modern !== null) {
+      if (taskSupport === "forbidden") return { kind: "sync" };
       if (declaresExtension(request.modern)) return { kind: "task" };
       if (taskSupport === "optional") return { kind: "sync" };
       return { kind: "refuse", answer: missingTasksExtension(request.id) };
     }
     // 2025-11-25: the client augments the request with `task`.
-    if (isPlainObject(request.params?.task)) return { kind: "task" };
+    const asked = isPlainObject(request.params?.task);
+    if (taskSupport === "forbidden") {
+      return asked ? methodNotFound(request.id, NOT_A_TASK_TOOL) : { kind: "sync" };
+    }
+    if (asked) return { kind: "task" };
     if (taskSupport === "optional") return { kind: "sync" };
-    return {
-      kind: "refuse",
-      answer: {
-        json: errorResponseJson(
-          request.id,
-          ErrorCode.MethodNotFound,
-          "This tool runs only as a task: call it with params.task",
-        ),
-        status: 200,
-      },
-    };
+    return methodNotFound(request.id, TASK_ONLY_TOOL);
   }
 
   /**
    * Creates a task for the request and starts its run through `start`; resolves the
    * `CreateTaskResult` (after the task is stored: a `tasks/get` on it resolves from then on) or
-   * the refusal of a scope at its quota.
+   * the refusal of a scope at its quota. A `signal` that aborted meanwhile (the request was
+   * cancelled, so nobody learns the id) leaves the task cancelled and its run not started.
    */
-  async create(request: Omit<TaskRequest, "signal">, start: StartTaskRun): Promise<TaskAnswer> {
+  async create(
+    request: Omit<TaskRequest, "signal"> & { readonly signal?: AbortSignal },
+    start: StartTaskRun,
+  ): Promise<TaskAnswer> {
     const taskId = newTaskId();
     const ttlMs = this.ttlOf(request);
     // Tracked before the task exists, so a cancel that arrives as soon as the client has the id
@@ -387,6 +394,12 @@ export class TaskService implements TaskSinkOwner {
       };
     }
     for (const gone of created.evicted) void this.abortRun(gone.scope, gone.taskId, EVICTED);
+    if (request.signal?.aborted === true) {
+      this.runs.delete(taskId);
+      await this.registry.untrack(handle);
+      await this.store.cancel(request.scope, taskId, CREATOR_CANCELLED).catch(ignore);
+      return { json: cancelledResponseJson(request.id), status: 200 };
+    }
     start(sink, handle, asker ?? legacyAsker);
     const task = created.task;
     const result =
@@ -542,11 +555,14 @@ export class TaskService implements TaskSinkOwner {
     run.asker.answer(reply.result).catch(ignore);
   }
 
-  /** A 2025-era session was closed (`DELETE`): its running tasks are cancelled, here and elsewhere. */
+  /**
+   * A 2025-era session ended (`DELETE`, idle expiry, eviction; told by every node sharing the
+   * session store, possibly more than once): its running tasks are cancelled, here and elsewhere.
+   */
   async cancelSession(sessionId: string): Promise<void> {
     const scope = `session:${sessionId}`;
-    const ids = await this.store.cancelScope(scope, SESSION_CLOSED);
-    for (const taskId of ids) await this.abortRun(scope, taskId, SESSION_CLOSED);
+    const ids = await this.store.cancelScope(scope, SESSION_ENDED);
+    for (const taskId of ids) await this.abortRun(scope, taskId, SESSION_ENDED);
   }
 
   /** TaskSinkOwner: the run ended here; a cancel row it left (`tasks/cancel`) is cleared. */
@@ -709,6 +725,14 @@ export function missingTasksExtension(id: RequestId | null): TaskAnswer {
       requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
     }),
     status: 400,
+  };
+}
+
+/** A 2025-era refusal of a call whose task augmentation does not match the tool (-32601). */
+function methodNotFound(id: RequestId | null, message: string): TaskDecision {
+  return {
+    kind: "refuse",
+    answer: { json: errorResponseJson(id, ErrorCode.MethodNotFound, message), status: 200 },
   };
 }
 

@@ -269,11 +269,15 @@ class ConduitMcpServer implements McpServer {
         });
       this.sessionStore = store;
       this.ownsSessionStore = options.sessions.store === undefined;
-      // A session ended by the store (idle expiry, eviction) takes its stream and subscriptions.
+      // A session ended by the store (idle expiry, eviction; a shared store: on any node) takes
+      // its stream, its subscriptions and its running tasks (README, "Tasks"), as a DELETE does.
       const table = subscriptions;
       store.onEnded?.((id) => {
         table.dropSession(id);
         streams.close(id);
+        this.dispatcher.tasks?.cancelSession(id).catch(() => {
+          // The task store failed (an outage): those tasks run on, as after a DELETE during one.
+        });
       });
       const ttlMs = options.sessions.ttlMs;
       this.janitor = new SessionJanitor(store, ttlMs, Math.min(ttlMs, 60_000));

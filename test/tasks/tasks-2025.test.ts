@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { countTool, sleepTool } from "../../src/cli/demo-tools.js";
+import { defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { MemoryTaskStore } from "../../src/tasks/memory-task-store.js";
 import { until } from "../server/fixtures.js";
@@ -22,12 +23,22 @@ describe("tasks, 2025-11-25 (experimental tasks)", () => {
   let url: string;
   const runs = new Map<string, WatchedRun>();
   const store = new MemoryTaskStore();
+  /** Runs of `plain`, a tool that never runs as a task. */
+  const plainRuns: number[] = [];
+  const plainTool = defineTool({
+    name: "plain",
+    description: "Never a task (task support forbidden, the default)",
+    handler: () => {
+      plainRuns.push(Date.now());
+      return `plain ${plainRuns.length}`;
+    },
+  });
 
   before(async () => {
     server = createMcpServer({
       name: "tasks-2025",
       version: "1.0.0",
-      tools: [sleepTool, countTool, watchedTool(runs), ...taskTestTools()],
+      tools: [sleepTool, countTool, watchedTool(runs), plainTool, ...taskTestTools()],
       sessions: true,
       tasks: { store },
       onError: false,
@@ -176,6 +187,24 @@ describe("tasks, 2025-11-25 (experimental tasks)", () => {
     assert.equal(badCursor.json.error.code, -32602);
   });
 
+  test("a forbidden tool called with params.task is -32601 and does not run; without it, it runs", async () => {
+    plainRuns.length = 0;
+    for (const task of [{}, { ttl: 60_000 }]) {
+      const refused = await legacy(url, "tools/call", { name: "plain", arguments: {}, task });
+      assert.equal(refused.json.error?.code, -32601, refused.text);
+      assert.equal(
+        refused.json.error.message,
+        "This tool does not run as a task: call it without params.task",
+      );
+    }
+    assert.equal(plainRuns.length, 0, "the handler never ran");
+    const ran = await legacy(url, "tools/call", { name: "plain", arguments: {} });
+    assert.deepEqual(ran.json.result.content, [{ type: "text", text: "plain 1" }]);
+    const listed = await legacy(url, "tools/list", {});
+    const plain = listed.json.result.tools.find((t: { name: string }) => t.name === "plain");
+    assert.equal(plain.execution, undefined, "forbidden is the default: no execution published");
+  });
+
   test("closing the client without DELETE leaves the task running; DELETE of its session cancels it", async () => {
     const { client, transport } = await connect();
     const created = await client.request(
@@ -200,7 +229,10 @@ describe("tasks, 2025-11-25 (experimental tasks)", () => {
       "the task to read cancelled",
     );
     const read = await store.get(`session:${sessionId}`, taskId);
-    assert.equal(read?.statusMessage, "The session that owned this task was closed.");
+    assert.equal(
+      read?.statusMessage,
+      "The session that owned this task ended (closed, or expired while idle).",
+    );
     await client.close();
   });
 });

@@ -2,6 +2,7 @@
  * Raw HTTP helpers of the task tests: 2025-era and 2026-07-28 requests to a real server, and a
  * tool whose runs the tests can watch (when each started and whether its signal aborted).
  */
+import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 
 import { z } from "zod";
@@ -131,4 +132,48 @@ export function taskTestTools() {
       handler: () => ({ isError: true, content: [{ type: "text", text: "no luck" }] }),
     }),
   ];
+}
+
+/** Opens a 2025-11-25 session; resolves its id. */
+export async function openSession(url: string): Promise<string> {
+  const answer = await rpc(url, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "expiry-test", version: "1.0.0" },
+    },
+  });
+  assert.equal(answer.status, 200, answer.text);
+  const id = answer.headers.get("mcp-session-id");
+  assert.ok(id !== null, "a session id");
+  return id;
+}
+
+/** One request in `session` (2025-11-25). */
+export function inSession(
+  url: string,
+  session: string,
+  method: string,
+  params: Record<string, unknown>,
+) {
+  return rpc(
+    url,
+    { jsonrpc: "2.0", id: 1, method, params },
+    { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
+  );
+}
+
+/** Creates a {@link watchedTool} task `{key}` (120 s) in `session`; resolves its id. */
+export async function watchedTask(url: string, session: string, key: string): Promise<string> {
+  const answer = await inSession(url, session, "tools/call", {
+    name: "watched",
+    arguments: { key, ms: 120_000 },
+    task: {},
+  });
+  const taskId = answer.json?.result?.task?.taskId;
+  assert.equal(typeof taskId, "string", answer.text);
+  return taskId as string;
 }
