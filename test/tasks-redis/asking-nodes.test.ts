@@ -13,8 +13,9 @@
  *   node 1; the same `tasks/result` stream then ends with the result. Another session's answer
  *   to that request id is ignored.
  * - 2025-11-25, timing: a question asked on node 1 while a `tasks/result` waits on node 2 reaches
- *   that stream at once through the change feed (median of 5 rounds under 250 ms; without the
- *   feed it would wait for the stream's next one-second re-read, about 400 ms or more here).
+ *   that stream at once through the change feed (median of 5 rounds under 400 ms; without the
+ *   feed it would wait for the stream's next one-second re-read: the ask comes 300 ms after the
+ *   task is created, the stream opens after that creation, so about 700 ms or more).
  * - 2026-07-28 `notifications/tasks` (SEP-2663, "Task Status Notifications"): a
  *   `subscriptions/listen` on node 3 naming a task that runs on node 1 hears it park on its second
  *   question (carried by the change feed) and complete (announced by the task store).
@@ -218,7 +219,7 @@ describe("a task's asks across three --redis nodes", { skip: skip ?? false }, ()
           jsonrpc: "2.0",
           id: 1,
           method: "tools/call",
-          params: { name: "ask_later", arguments: { tag, ms: 600 }, task: { ttl: 60_000 } },
+          params: { name: "ask_later", arguments: { tag, ms: 300 }, task: { ttl: 60_000 } },
         },
         headers,
       );
@@ -251,7 +252,7 @@ describe("a task's asks across three --redis nodes", { skip: skip ?? false }, ()
     t.diagnostic(
       `ask on node 1 → question on node 2's tasks/result: median ${median.toFixed(1)} ms over ${sorted.length}: ${sorted.map((d) => d.toFixed(1)).join(", ")}`,
     );
-    assert.ok(median < 250, `median ${median} ms: ${sorted.join(", ")}`);
+    assert.ok(median < 400, `median ${median} ms: ${sorted.join(", ")}`);
   });
 
   it("2026-07-28: a listen stream on node 3 hears a task on node 1 park again and complete", async () => {
