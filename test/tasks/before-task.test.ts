@@ -10,13 +10,18 @@
  *   the request and creates no task; one that swallows its pending ask still answers
  *   input_required and creates none.
  * - Without the extension (optional tool): both run on the request, through the same rounds.
- * - 2025-11-25 `params.task`: the task is created at once, `beforeTask` runs inside it.
+ * - 2025-11-25 `params.task`: the task is created at once, `beforeTask` runs inside it (its ask
+ *   goes through the task: `tasks/result`, with the SDK 1.x client); a plain 2025 call asks on
+ *   its own stream.
  * - defineTool refuses `beforeTask` where it cannot work.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { InvalidOptionError, InvalidParamsError } from "../../src/errors.js";
 import { isolatedHandler } from "../../src/isolation/index.js";
@@ -31,6 +36,7 @@ const NAME_FORM = {
   required: ["name"],
 } as const;
 const ELICITATION = { elicitation: {} };
+const RELATED = "io.modelcontextprotocol/related-task";
 const ISOLATED = new URL("../fixtures/isolated-tools.ts", import.meta.url);
 
 /** What the tools saw: how often each phase ran, and with what. */
@@ -117,6 +123,7 @@ describe("beforeTask: ask first, then become a task", () => {
       name: "before-task",
       version: "1.0.0",
       tools: [greetLater, greetMaybe, swallows, gated],
+      sessions: true, // the SDK 1.x client's session carries its declared capabilities
       onError: false,
     });
     ({ url } = await server.listen({ host: "127.0.0.1", port: 0 }));
@@ -251,6 +258,44 @@ describe("beforeTask: ask first, then become a task", () => {
     await until(() => seen.gates.length === 1, 5_000, "beforeTask to start");
     seen.gates.shift()?.();
     assert.deepEqual((await plain).json.result.content, [{ type: "text", text: "prepared 42" }]);
+  });
+
+  test("the SDK 1.x client (2025): beforeTask asks on the call's stream, or through the task", async () => {
+    const client = new LegacyClient(
+      { name: "before-task-legacy", version: "1.0.0" },
+      { capabilities: { elicitation: {} } },
+    );
+    const names = ["Eve", "Fay"];
+    const asked: unknown[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params._meta?.[RELATED] ?? null);
+      return { action: "accept", content: { name: names[asked.length - 1] as string } };
+    });
+    await client.connect(new LegacyTransport(new URL(url)));
+    try {
+      const plain = await client.callTool({ name: "greet_maybe", arguments: {} });
+      assert.deepEqual(plain.content, [{ type: "text", text: "Hi, Eve!" }]);
+      let taskId = "";
+      let text = "";
+      const stream = client.experimental.tasks.callToolStream(
+        { name: "greet_maybe", arguments: {} },
+        CallToolResultSchema,
+        { task: { ttl: 60_000 } },
+      );
+      for await (const message of stream) {
+        if (message.type === "taskCreated") taskId = message.task.taskId;
+        if (message.type === "result") {
+          text = (message.result.content as { text: string }[]).map((b) => b.text).join("");
+        }
+        if (message.type === "error") assert.fail(String(message.error));
+      }
+      assert.equal(text, "Hi, Fay!");
+      // The first question came on the call's own stream; the second one, asked by beforeTask
+      // inside the task, came through tasks/result with the related-task _meta.
+      assert.deepEqual(asked, [null, { taskId }]);
+    } finally {
+      await client.close();
+    }
   });
 
   test("the official 2.x client answers the round, then gets the task (which it cannot run)", async () => {
