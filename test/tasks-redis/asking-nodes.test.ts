@@ -12,6 +12,9 @@
  *   the `elicitation/create` (with the related-task `_meta`); the answer POSTed to node 3 reaches
  *   node 1; the same `tasks/result` stream then ends with the result. Another session's answer
  *   to that request id is ignored.
+ * - 2025-11-25 with the SDK 1.x client (`client.experimental.tasks.callToolStream`) behind a
+ *   round-robin proxy over the three nodes: it polls, opens `tasks/result`, answers the
+ *   elicitation and gets the result, its requests spread over every node.
  * - 2025-11-25, timing: a question asked on node 1 while a `tasks/result` waits on node 2 reaches
  *   that stream at once through the change feed (median of 5 rounds under 400 ms; without the
  *   feed it would wait for the stream's next one-second re-read: the ask comes 300 ms after the
@@ -22,6 +25,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   answer,
   isRequest,
@@ -31,6 +38,7 @@ import {
   sessionHeaders,
 } from "../asking/stream.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
+import { startRoundRobinProxy } from "../helpers/round-robin-proxy.js";
 import { rpc } from "../server/fixtures.js";
 import { openListen } from "../subscriptions/listen-helpers.js";
 import { legacy, modern, TASKS_EXTENSION, untilTerminal } from "../tasks/wire.js";
@@ -203,6 +211,46 @@ describe("a task's asks across three --redis nodes", { skip: skip ?? false }, ()
       assert.deepEqual(result.result._meta, { "io.modelcontextprotocol/related-task": { taskId } });
     } finally {
       stream.abort();
+    }
+  });
+
+  it("2025-11-25: the SDK 1.x client behind a round-robin proxy answers a task's question", async () => {
+    const proxy = await startRoundRobinProxy(nodes.map((n) => n.url));
+    const client = new Client(
+      { name: "task-asks-nodes", version: "1.0.0" },
+      { capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: "accept",
+      content: { name: "Grace" },
+    }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(proxy.url), {
+        requestInit: { headers: { authorization: `Bearer ${ALICE}` } },
+      }),
+    );
+    try {
+      let text = "";
+      for await (const message of client.experimental.tasks.callToolStream(
+        { name: "ask_name", arguments: {} },
+        CallToolResultSchema,
+        { task: { ttl: 60_000 } },
+      )) {
+        if (message.type === "error") assert.fail(String(message.error));
+        if (message.type === "result") {
+          text = (message.result.content as { text: string }[]).map((b) => b.text).join("");
+        }
+      }
+      const pids = nodes.map((n) => n.cli.child.pid);
+      const match = /^Hello, Grace! \(pid (\d+)\)$/.exec(text);
+      assert.ok(match !== null && pids.includes(Number(match[1])), text);
+      assert.ok(
+        proxy.counts.filter((count) => count > 0).length === nodes.length,
+        JSON.stringify(proxy.counts),
+      );
+    } finally {
+      await client.close();
+      await proxy.close();
     }
   });
 
