@@ -329,13 +329,17 @@ export class TaskService implements TaskSinkOwner {
   /**
    * Creates a task for the request and starts its run through `start`; resolves the
    * `CreateTaskResult` (after the task is stored: a `tasks/get` on it resolves from then on) or
-   * the refusal of a scope at its quota. A `signal` that aborted meanwhile (the request was
-   * cancelled, so nobody learns the id) leaves the task cancelled and its run not started.
+   * the refusal of a scope at its quota. When `signal` has aborted (the request was cancelled,
+   * so nobody would learn the id), no task is created; when it aborts while the task is stored,
+   * the task is left cancelled and its run not started.
    */
   async create(
     request: Omit<TaskRequest, "signal"> & { readonly signal?: AbortSignal },
     start: StartTaskRun,
   ): Promise<TaskAnswer> {
+    if (isAborted(request.signal)) {
+      return { json: cancelledResponseJson(request.id), status: 200 };
+    }
     const taskId = newTaskId();
     const ttlMs = this.ttlOf(request);
     // Tracked before the task exists, so a cancel that arrives as soon as the client has the id
@@ -394,7 +398,7 @@ export class TaskService implements TaskSinkOwner {
       };
     }
     for (const gone of created.evicted) void this.abortRun(gone.scope, gone.taskId, EVICTED);
-    if (request.signal?.aborted === true) {
+    if (isAborted(request.signal)) {
       this.runs.delete(taskId);
       await this.registry.untrack(handle);
       await this.store.cancel(request.scope, taskId, CREATOR_CANCELLED).catch(ignore);
@@ -750,6 +754,11 @@ function notFound(request: {
   readonly modern: unknown;
 }): TaskAnswer {
   return invalid(request.id, request.modern === null ? NOT_FOUND_2025 : NOT_FOUND);
+}
+
+/** Whether `signal` is given and has aborted (a function: it may abort across an await). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function ignore(): void {}

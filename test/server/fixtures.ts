@@ -140,8 +140,10 @@ export async function rpc(
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<RpcAnswer> {
   const response = await fetch(url, {
+    ...(signal === undefined ? {} : { signal }),
     method: "POST",
     headers: {
       "content-type": "application/json",

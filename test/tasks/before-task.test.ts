@@ -17,6 +17,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { setTimeout as delay } from "node:timers/promises";
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
@@ -27,6 +28,7 @@ import { InvalidOptionError, InvalidParamsError } from "../../src/errors.js";
 import { isolatedHandler } from "../../src/isolation/index.js";
 import { defineTool, InputPending } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
+import { MemoryTaskStore } from "../../src/tasks/memory-task-store.js";
 import { until } from "../server/fixtures.js";
 import { legacy, modern, untilTerminal } from "./wire.js";
 
@@ -36,6 +38,8 @@ const NAME_FORM = {
   required: ["name"],
 } as const;
 const ELICITATION = { elicitation: {} };
+/** The scope of an unauthenticated 2026-07-28 caller on 127.0.0.1 (its IP bucket). */
+const SCOPE = "ip:127.0.0.1";
 const RELATED = "io.modelcontextprotocol/related-task";
 const ISOLATED = new URL("../fixtures/isolated-tools.ts", import.meta.url);
 
@@ -45,6 +49,8 @@ const seen = {
   handled: [] as unknown[],
   /** Opens the gate `gated`'s beforeTask waits at (one per waiting run). */
   gates: [] as (() => void)[],
+  /** The signal of each `gated` beforeTask run. */
+  signals: [] as AbortSignal[],
 };
 
 const greetLater = defineTool({
@@ -99,13 +105,17 @@ const gated = defineTool({
   name: "gated",
   description: "beforeTask waits for the test's gate (no ask)",
   task: "optional",
-  beforeTask: async () => {
+  beforeTask: async (_args, ctx) => {
+    seen.signals.push(ctx.signal);
     await new Promise<void>((resolve) => {
       seen.gates.push(resolve);
     });
     return 42;
   },
-  handler: (_args, _ctx, prepared) => `prepared ${prepared}`,
+  handler: (_args, _ctx, prepared) => {
+    seen.handled.push(prepared);
+    return `prepared ${prepared}`;
+  },
 });
 
 /** The task id in a response body, JSON or SSE, when it is a CreateTaskResult. */
@@ -117,6 +127,7 @@ function createdTaskId(text: string): string | null {
 describe("beforeTask: ask first, then become a task", () => {
   let server: McpServer;
   let url: string;
+  const store = new MemoryTaskStore();
 
   before(async () => {
     server = createMcpServer({
@@ -124,6 +135,7 @@ describe("beforeTask: ask first, then become a task", () => {
       version: "1.0.0",
       tools: [greetLater, greetMaybe, swallows, gated],
       sessions: true, // the SDK 1.x client's session carries its declared capabilities
+      tasks: { store },
       onError: false,
     });
     ({ url } = await server.listen({ host: "127.0.0.1", port: 0 }));
@@ -207,6 +219,30 @@ describe("beforeTask: ask first, then become a task", () => {
     assert.equal(answer.json.result.resultType, "input_required", answer.text);
     assert.deepEqual(Object.keys(answer.json.result.inputRequests), ["n"]);
     assert.equal(seen.handled.length, 0);
+  });
+
+  test("a request cancelled while its beforeTask runs creates no task", async () => {
+    seen.gates.length = 0;
+    seen.signals.length = 0;
+    seen.handled.length = 0;
+    const before = (await store.list(SCOPE, { after: null, limit: 100 }))?.tasks.length ?? 0;
+    const abort = new AbortController();
+    const call = modern(
+      url,
+      "tools/call",
+      { name: "gated", arguments: {} },
+      { signal: abort.signal },
+    );
+    await until(() => seen.gates.length === 1, 5_000, "beforeTask to start");
+    // 2026-07-28: closing the request's stream is its cancellation.
+    abort.abort();
+    await call.catch(() => {});
+    await until(() => seen.signals[0]?.aborted === true, 5_000, "the request's signal to abort");
+    seen.gates.shift()?.();
+    await delay(200);
+    const after = (await store.list(SCOPE, { after: null, limit: 100 }))?.tasks.length ?? 0;
+    assert.equal(after, before, "no task was stored");
+    assert.equal(seen.handled.length, 0, "the handler never ran");
   });
 
   test("2026-07-28 without the extension: an optional tool asks and answers on the request", async () => {

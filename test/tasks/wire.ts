@@ -40,6 +40,8 @@ export function modern(
     name?: string;
     id?: number;
     capabilities?: Record<string, unknown>;
+    /** Aborting it closes the request's stream (its 2026-07-28 cancellation). */
+    signal?: AbortSignal;
   } = {},
 ): Promise<RpcAnswer> {
   const capabilities = {
@@ -62,7 +64,7 @@ export function modern(
       },
     },
   };
-  return rpc(url, body, headers);
+  return rpc(url, body, headers, options.signal);
 }
 
 /** What a watched run saw. */
