@@ -13,14 +13,14 @@ export type ChangedList = "tools" | "prompts" | "resources";
 /**
  * One change. `list`: a list changed. `updated`: a resource's contents changed. `forward`: a
  * resource update for one 2025-era session, from the node holding its subscription to the node
- * holding its GET stream. `task`: a task's status changed on the node running it (a hint: each
- * listener re-reads the task under its own scope, so the event carries nothing else).
+ * holding its GET stream. `task`: a task's status changed on the node running it (a hint: the
+ * task's id and scope, whose listeners re-read it; the status itself is not carried).
  */
 export type ChangeEvent =
   | { readonly type: "list"; readonly list: ChangedList }
   | { readonly type: "updated"; readonly uri: string }
   | { readonly type: "forward"; readonly sessionId: string; readonly uri: string }
-  | { readonly type: "task"; readonly taskId: string };
+  | { readonly type: "task"; readonly taskId: string; readonly scope: string };
 
 /**
  * Where changes are published and heard.
@@ -51,6 +51,8 @@ export interface ChangeFeed {
 export const MAX_CHANGE_URI_LENGTH = 8_192;
 const LISTS: ReadonlySet<string> = new Set<ChangedList>(["tools", "prompts", "resources"]);
 const SESSION_ID = /^[\x21-\x7e]{1,256}$/;
+/** Upper bound on a scope carried by a change (`session:…`, `principal:…`, `ip:…`). */
+const MAX_SCOPE_LENGTH = 2_048;
 /** A task id's characters (base64url), with room to spare over the 22 of today's ids. */
 const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -73,8 +75,13 @@ export function changeEventOf(value: unknown): ChangeEvent | null {
       : null;
   }
   if (event.type === "task") {
-    return typeof event.taskId === "string" && TASK_ID.test(event.taskId)
-      ? { type: "task", taskId: event.taskId }
+    const { taskId, scope } = event;
+    return typeof taskId === "string" &&
+      TASK_ID.test(taskId) &&
+      typeof scope === "string" &&
+      scope.length > 0 &&
+      scope.length <= MAX_SCOPE_LENGTH
+      ? { type: "task", taskId, scope }
       : null;
   }
   const uri = event.uri;

@@ -1,18 +1,28 @@
 /**
- * 2026-07-28 `notifications/tasks` (the `io.modelcontextprotocol/tasks` extension, SEP-2663, "Task
- * Status Notifications": https://modelcontextprotocol.io/extensions/tasks/overview): a
- * `subscriptions/listen` stream that named task ids in `notifications.taskIds` hears each status
- * change of those tasks as the full `DetailedTask`, as `tasks/get` would answer it at that moment,
- * tagged with the stream's subscription id.
+ * Task status notifications on the streams a client holds open.
  *
- * A change is only a hint (a task id): each listener re-reads the task under its own scope, so a
- * listener never hears of a task its scope cannot get, and a state (status and `lastUpdatedAt`) is
- * sent once per listener even when two paths (the store's announcement and the change feed)
- * report it.
+ * - 2026-07-28 `notifications/tasks` (the `io.modelcontextprotocol/tasks` extension, SEP-2663,
+ *   "Task Status Notifications": https://modelcontextprotocol.io/extensions/tasks/overview): a
+ *   `subscriptions/listen` stream that named task ids in `notifications.taskIds` hears each
+ *   status change of those tasks as the full `DetailedTask`, as `tasks/get` would answer it at
+ *   that moment, tagged with the stream's subscription id.
+ * - 2025-11-25 `notifications/tasks/status` on the GET stream of the session that owns the task.
+ *
+ * A change is only a hint (a task id and its scope): each stream re-reads the task under its own
+ * scope, so none hears of a task its scope cannot get; a listen stream is told a state (status and
+ * `lastUpdatedAt`) once even when two paths (the store's announcement and the change feed) report
+ * it.
  */
 import type { TaskStore } from "../tasks/task-store.js";
 import { type ChangeListeners, SUBSCRIPTION_ID_KEY } from "./change-listeners.js";
-import { detailedTask } from "./task-wire.js";
+import { notificationJson } from "./json-rpc.js";
+import { detailedTask, legacyTask } from "./task-wire.js";
+
+/** The task a change names: its id and the scope it belongs to. */
+export interface ChangedTask {
+  readonly taskId: string;
+  readonly scope: string;
+}
 
 /** What a listener was last told of a task: its status and when it last changed. */
 export function taskStateKey(task: {
@@ -29,15 +39,17 @@ export function taskStateKey(task: {
  *
  * @example
  * ```ts
- * await notifyTaskListeners(listeners, store, taskId);
+ * await notifyTaskListeners(listeners, store, { taskId, scope });
  * ```
  */
 export async function notifyTaskListeners(
   listeners: ChangeListeners,
   store: TaskStore,
-  taskId: string,
+  changed: ChangedTask,
 ): Promise<void> {
-  const targets = listeners.listenersOfTask(taskId);
+  const { taskId } = changed;
+  // Only listeners of the task's own scope could have been acknowledged for it.
+  const targets = listeners.listenersOfTask(taskId).filter((l) => l.scope === changed.scope);
   await Promise.all(
     targets.map(async (listener) => {
       let task: Awaited<ReturnType<TaskStore["get"]>>;
@@ -61,4 +73,49 @@ export async function notifyTaskListeners(
       }
     }),
   );
+}
+
+/**
+ * The session id of a 2025-era session scope (`session:<id>`), or null for any other scope.
+ *
+ * @example
+ * ```ts
+ * sessionOfScope("session:abc"); // "abc"
+ * ```
+ */
+export function sessionOfScope(scope: string): string | null {
+  return scope.startsWith(SESSION_PREFIX) ? scope.slice(SESSION_PREFIX.length) : null;
+}
+
+const SESSION_PREFIX = "session:";
+
+/**
+ * 2025-11-25 `notifications/tasks/status` on a session's GET stream
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, "Task Status
+ * Notification": optional, the full `Task`, without the related-task `_meta`; "clients SHOULD
+ * expect messages to be delivered on any SSE stream, including the HTTP GET stream"): the task's
+ * current state, read under its own (session) scope, is written with `send`. Never rejects.
+ *
+ * @example
+ * ```ts
+ * await notifySessionStream(store, { taskId, scope: "session:abc" }, (json) => streams.send("abc", json));
+ * ```
+ */
+export async function notifySessionStream(
+  store: TaskStore,
+  changed: ChangedTask,
+  send: (json: string) => unknown,
+): Promise<void> {
+  let task: Awaited<ReturnType<TaskStore["get"]>>;
+  try {
+    task = await store.get(changed.scope, changed.taskId);
+  } catch {
+    return;
+  }
+  if (task === undefined) return;
+  try {
+    send(notificationJson("notifications/tasks/status", legacyTask(task)));
+  } catch {
+    // The stream is its own to cut.
+  }
 }

@@ -131,10 +131,11 @@ export type StartTaskRun = (
 ) => void;
 
 /**
- * Told that task `taskId` may have changed status: `everywhere` when every node hears it (a store
- * announcement of a terminal status), else only this node does (its run parked or resumed).
+ * Told that task `taskId` of `scope` may have changed status: `everywhere` when every node hears
+ * it (a store announcement of a terminal status), else only this node does (its run parked or
+ * resumed).
  */
-export type TaskStatusListener = (taskId: string, everywhere: boolean) => void;
+export type TaskStatusListener = (taskId: string, scope: string, everywhere: boolean) => void;
 
 /** What a `tools/call` of a task-supporting tool should do. */
 export type TaskDecision =
@@ -359,7 +360,7 @@ export class TaskService implements TaskSinkOwner {
       request.modern === null
         ? null
         : new TaskAsker(this.store, request.scope, taskId, request.modern, () =>
-            this.localChange(taskId),
+            this.localChange(request.scope, taskId),
           );
     const legacyAsker =
       request.modern !== null || this.serverRequests === null
@@ -370,7 +371,7 @@ export class TaskService implements TaskSinkOwner {
               store: this.store,
               scope: request.scope,
               taskId,
-              changed: () => this.localChange(taskId),
+              changed: () => this.localChange(request.scope, taskId),
             },
             request.declared ?? null,
           );
@@ -639,15 +640,15 @@ export class TaskService implements TaskSinkOwner {
   }
 
   /** A run of this node wrote its status: wake local waits, tell the status listeners. */
-  private localChange(taskId: string): void {
+  private localChange(scope: string, taskId: string): void {
     this.wake(taskId);
-    this.tell(taskId, false);
+    this.tell(taskId, scope, false);
   }
 
-  private tell(taskId: string, everywhere: boolean): void {
+  private tell(taskId: string, scope: string, everywhere: boolean): void {
     for (const listener of [...this.statusListeners]) {
       try {
-        listener(taskId, everywhere);
+        listener(taskId, scope, everywhere);
       } catch {
         // A listener's failure is its own.
       }
@@ -657,7 +658,7 @@ export class TaskService implements TaskSinkOwner {
   /** A store announcement: wake `tasks/result` waits; abort a local run its task left behind. */
   private changed(change: TaskChange): void {
     this.wake(change.taskId);
-    this.tell(change.taskId, true);
+    this.tell(change.taskId, change.scope, true);
     if (change.status === "cancelled" || change.status === "evicted") {
       this.abortLocal(
         change.scope,

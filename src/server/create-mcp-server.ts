@@ -45,7 +45,11 @@ import {
   inputRequiredSettings,
 } from "../protocol/input-required.js";
 import { serverRequestSettings } from "../protocol/server-requests.js";
-import { notifyTaskListeners } from "../protocol/task-notifications.js";
+import {
+  notifySessionStream,
+  notifyTaskListeners,
+  sessionOfScope,
+} from "../protocol/task-notifications.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -441,9 +445,9 @@ class ConduitMcpServer implements McpServer {
     const tasks = this.dispatcher.tasks;
     if (tasks !== null) {
       this.unhook.push(
-        tasks.onStatusChange((taskId, everywhere) => {
-          if (everywhere) this.deliverChange({ type: "task", taskId });
-          else feed.publish({ type: "task", taskId });
+        tasks.onStatusChange((taskId, scope, everywhere) => {
+          if (everywhere) this.deliverChange({ type: "task", taskId, scope });
+          else feed.publish({ type: "task", taskId, scope });
         }),
       );
     }
@@ -464,7 +468,13 @@ class ConduitMcpServer implements McpServer {
       const tasks = this.dispatcher.tasks;
       if (tasks === null) return;
       tasks.heard(event.taskId);
-      void notifyTaskListeners(this.listeners, tasks.store, event.taskId);
+      void notifyTaskListeners(this.listeners, tasks.store, event);
+      // A 2025-era session's task: its GET stream, when this node holds it.
+      const sessionId = sessionOfScope(event.scope);
+      const streams = this.streams;
+      if (sessionId !== null && streams?.has(sessionId)) {
+        void notifySessionStream(tasks.store, event, (json) => streams.send(sessionId, json));
+      }
       return;
     }
     this.listeners.deliver(event);

@@ -20,7 +20,10 @@ export interface OpenCall {
   abort(): void;
 }
 
-/** POSTs a request and reads its answer as a stream of JSON-RPC messages. */
+/**
+ * POSTs a request and reads its answer as a stream of JSON-RPC messages; with `body` null, opens
+ * the session's GET stream instead (pass its session headers).
+ */
 export async function openCall(
   url: string,
   body: unknown,
@@ -28,14 +31,14 @@ export async function openCall(
 ): Promise<OpenCall> {
   const controller = new AbortController();
   const response = await fetch(url, {
-    method: "POST",
+    method: body === null ? "GET" : "POST",
     signal: controller.signal,
     headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
+      ...(body === null ? {} : { "content-type": "application/json" }),
+      accept: body === null ? "text/event-stream" : "application/json, text/event-stream",
       ...headers,
     },
-    body: JSON.stringify(body),
+    ...(body === null ? {} : { body: JSON.stringify(body) }),
   });
   const seen: Message[] = [];
   const waiters = new Set<() => void>();

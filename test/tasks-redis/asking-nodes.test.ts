@@ -11,7 +11,8 @@
  *   node 1 asks; `tasks/get` on node 2 reads `input_required`; `tasks/result` on node 2 streams
  *   the `elicitation/create` (with the related-task `_meta`); the answer POSTed to node 3 reaches
  *   node 1; the same `tasks/result` stream then ends with the result. Another session's answer
- *   to that request id is ignored.
+ *   to that request id is ignored. The session's GET stream, held by node 3, hears
+ *   `notifications/tasks/status` for the task parking (change feed) and completing (task store).
  * - 2025-11-25 with the SDK 1.x client (`client.experimental.tasks.callToolStream`) behind a
  *   round-robin proxy over the three nodes: it polls, opens `tasks/result`, answers the
  *   elicitation and gets the result, its requests spread over every node.
@@ -148,6 +149,8 @@ describe("a task's asks across three --redis nodes", { skip: skip ?? false }, ()
     const auth = { authorization: `Bearer ${ALICE}` };
     const sessionId = await openSession(node(0).url, ELICITATION, auth);
     const headers = sessionHeaders(sessionId, auth);
+    // The session's GET stream, held by node 3, hears the task's status changes on node 1.
+    const get = await openCall(node(2).url, null, headers);
     const created = await rpc(
       node(0).url,
       {
@@ -209,8 +212,19 @@ describe("a task's asks across three --redis nodes", { skip: skip ?? false }, ()
         { type: "text", text: `Hello, Ada! (pid ${node(0).cli.child.pid})` },
       ]);
       assert.deepEqual(result.result._meta, { "io.modelcontextprotocol/related-task": { taskId } });
+      for (const status of ["input_required", "completed"]) {
+        const told = await get.next(
+          (m) =>
+            m?.method === "notifications/tasks/status" &&
+            m.params.taskId === taskId &&
+            m.params.status === status,
+          10_000,
+        );
+        assert.equal(told.params._meta, undefined);
+      }
     } finally {
       stream.abort();
+      get.abort();
     }
   });
 

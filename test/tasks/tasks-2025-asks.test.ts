@@ -10,6 +10,8 @@
  * - a session that did not declare the capability is not asked (the ask rejects as in a call);
  * - an unanswered question times out (`serverRequests.timeoutMs`): it leaves the record and the
  *   table, and the task goes on; a task cancelled while it waits leaves nothing in the table;
+ * - a session's GET stream hears `notifications/tasks/status` for its own tasks (parked, then
+ *   completed) and nothing of another session's;
  * - the SDK 1.x client (`client.experimental.tasks.callToolStream`): it polls, sees
  *   `input_required`, opens `tasks/result`, answers the elicitation, and gets the result.
  */
@@ -273,6 +275,46 @@ describe("2025-11-25 tasks that ask the client", () => {
     const result = await legacy(url, "tasks/result", { taskId }, { sessionId });
     assert.deepEqual(result.json.result.content, [{ type: "text", text: "failed timeout" }]);
     assert.equal(table().size, 0);
+  });
+
+  test("a session's GET stream hears notifications/tasks/status of its own tasks only", async () => {
+    const sessionId = await openSession(url, EVERYTHING);
+    const other = await openSession(url, EVERYTHING);
+    const headers = sessionHeaders(sessionId);
+    const mine = await openCall(url, null, headers);
+    const theirs = await openCall(url, null, sessionHeaders(other));
+    try {
+      const taskId = await createTask(url, headers, "ask_once");
+      const status = (value: string) => (m: Message) =>
+        m?.method === "notifications/tasks/status" &&
+        m.params.taskId === taskId &&
+        m.params.status === value;
+      const parked = await mine.next(status("input_required"));
+      assert.equal(parked.params._meta, undefined);
+      assert.equal(typeof parked.params.createdAt, "string");
+      // The question itself goes out on tasks/result (not on the GET stream).
+      const result = await openCall(
+        url,
+        { jsonrpc: "2.0", id: "r", method: "tasks/result", params: { taskId } },
+        headers,
+      );
+      const asked = await result.next(isRequest("elicitation/create"));
+      await answer(url, asked.id, { result: { action: "decline" } }, headers);
+      await result.next(isResponseTo("r"));
+      result.abort();
+      await mine.next(status("completed"));
+      assert.ok(
+        mine.seen.every((m: Message) => m.method !== "elicitation/create"),
+        JSON.stringify(mine.seen),
+      );
+      assert.ok(
+        theirs.seen.every((m: Message) => m.method !== "notifications/tasks/status"),
+        JSON.stringify(theirs.seen),
+      );
+    } finally {
+      mine.abort();
+      theirs.abort();
+    }
   });
 
   test("the SDK 1.x client answers a task's elicitation through tasks/result", async () => {
