@@ -113,7 +113,7 @@ export interface HttpBenchOptions {
 const built = new Set<string>();
 
 /** Compiles `dir`'s sources into `dir`/dist (once per process); returns that directory. */
-function buildDist(dir: string): string {
+export function buildDist(dir: string): string {
   if (built.has(dir)) return resolve(dir, "dist");
   built.add(dir);
   const started = Date.now();

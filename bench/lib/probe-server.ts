@@ -24,6 +24,8 @@
 import diagnosticsChannel from "node:diagnostics_channel";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setFlagsFromString, writeHeapSnapshot } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -58,6 +60,11 @@ interface Sample {
   killed?: number;
   terminated?: boolean;
 }
+
+/** A fresh snapshot file name in the OS temp directory (never in the checkout). */
+let snapshots = 0;
+const snapshotFile = (): string =>
+  join(tmpdir(), `conduit-heap-${process.pid}-${snapshots++}.heapsnapshot`);
 
 const samples = new Map<string, Sample>();
 const sample = (key: string): Sample => {
@@ -151,9 +158,9 @@ const http = createServer((req, res) => {
     } else if (url.pathname === "/bench/stats") {
       json(res, { inFlight: server.registry.inFlightCount });
     } else if (url.pathname === "/bench/snapshot") {
-      // A heap snapshot, for finding what a call holds (bench/heap.ts --snapshot).
+      // A heap snapshot, for finding what a call holds (`npm run bench:heap -- --snapshot`).
       for (let i = 0; i < 4; i++) gc();
-      json(res, { path: writeHeapSnapshot() });
+      json(res, { path: writeHeapSnapshot(snapshotFile()) });
     } else if (url.pathname === "/bench/heap") {
       for (let i = 0; i < 4; i++) gc();
       json(res, { heapUsed: process.memoryUsage().heapUsed });

@@ -80,17 +80,6 @@ const CLIENT_GONE = 499;
 const RESOLVED: Promise<void> = Promise.resolve();
 const KEEP_ALIVE = ": keepalive\n\n";
 
-/** The exchange as a handle's lifetime: it ends once the answer is done or the client left. */
-class ExchangeLifetime implements HandleLifetime {
-  private readonly exchange: HttpExchange;
-  constructor(exchange: HttpExchange) {
-    this.exchange = exchange;
-  }
-  get aborted(): boolean {
-    return this.exchange.ended;
-  }
-}
-
 /**
  * The HTTP sink of one request.
  *
@@ -102,7 +91,7 @@ class ExchangeLifetime implements HandleLifetime {
  * await dispatcher.handleRequest(message, meta, exchange);
  * ```
  */
-export class HttpExchange implements ResponseSink {
+export class HttpExchange implements ResponseSink, HandleLifetime {
   readonly streamable: boolean;
   private readonly target: ResponseTarget;
   private readonly jsonAccepted: boolean;
@@ -116,7 +105,6 @@ export class HttpExchange implements ResponseSink {
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
-  private life: ExchangeLifetime | null = null;
   /** What the request holds; null once given back. */
   private limits: ExchangeLimits | null = null;
   private held: HeldUnits | null = null;
@@ -141,10 +129,17 @@ export class HttpExchange implements ResponseSink {
     return this.state === DONE;
   }
 
-  /** The handle's lifetime (see {@link ResponseSink.lifetime}); made on first use. */
+  /**
+   * The handle's lifetime (see {@link ResponseSink.lifetime}): the exchange itself, whose
+   * `aborted` is {@link ended} (no object of its own held per running call).
+   */
   get lifetime(): HandleLifetime {
-    this.life ??= new ExchangeLifetime(this);
-    return this.life;
+    return this;
+  }
+
+  /** As a {@link HandleLifetime}: true once the answer is done or the client left. */
+  get aborted(): boolean {
+    return this.state === DONE;
   }
 
   setSessionId(id: string): void {

@@ -550,6 +550,15 @@ export class Dispatcher implements HandlerCallHost {
     for (const call of [...this.active]) call.handle.abort(reason);
   }
 
+  /** HandlerCallHost: a 2025-era call's asker, made on its first ask. */
+  serverAsker(
+    sink: ResponseSink,
+    scope: string,
+    capabilities: Readonly<Record<string, unknown>> | null,
+  ): ClientAsker {
+    return new ServerRequestAsker(this.serverRequests, sink, scope, capabilities);
+  }
+
   /** HandlerCallHost: the server's pool for isolated tools. */
   workerPool(): WorkerPool {
     if (this.pool === null) throw new Error("conduit-mcp: no worker pool was given");
@@ -679,18 +688,15 @@ export class Dispatcher implements HandlerCallHost {
   ): Promise<void> {
     const { meta } = request;
     let round: ClientAsker | null = null;
+    let serverAsks: Readonly<Record<string, unknown>> | null | undefined;
     if (detached !== undefined) {
       // A task's answer goes to the store; its asks park the task (task-asker.ts, task-outbox.ts).
       round = detached.asker;
     } else if (request.modern === null) {
       if (ASKING_METHODS.has(invocation.method)) {
-        // 2025 era: asks go to the client as requests on this call's stream.
-        round = new ServerRequestAsker(
-          this.serverRequests,
-          request.sink,
-          meta.scope,
-          meta.clientCapabilities ?? null,
-        );
+        // 2025 era: asks go to the client as requests on this call's stream; the asker is made
+        // on the first ask (serverAsker).
+        serverAsks = meta.clientCapabilities ?? null;
       }
     } else if (ASKING_METHODS.has(invocation.method)) {
       // The arguments' digest is a SHA-256 over their canonical JSON: computed only when a
@@ -731,6 +737,7 @@ export class Dispatcher implements HandlerCallHost {
       modern: request.modern !== null,
       request: request.info,
       asker: round,
+      serverAsks,
     });
     this.active.add(call);
     if (meta.sessionId !== null) {
@@ -979,7 +986,10 @@ export class Dispatcher implements HandlerCallHost {
     );
   }
 
-  private async callTool(request: MethodRequest): Promise<void> {
+  // Not async (nor are readResource, getPrompt, complete): the handler call's own promise is
+  // handed back as is, so a running call holds no extra promise for this step; a throw here is
+  // answered -32603 by run(), as a rejection would be.
+  private callTool(request: MethodRequest): Promise<void> {
     const { params, modern } = request;
     const name = params?.name;
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
@@ -1124,7 +1134,7 @@ export class Dispatcher implements HandlerCallHost {
     this.defineMethod("tasks/update", { eras: "2026", run: serve((r) => tasks.update(r)) });
   }
 
-  private async readResource(request: MethodRequest): Promise<void> {
+  private readResource(request: MethodRequest): Promise<void> {
     const uri = request.params?.uri;
     if (!isResourceUri(uri, this.maxUriLength)) {
       return this.answerError(
@@ -1179,7 +1189,7 @@ export class Dispatcher implements HandlerCallHost {
     };
   }
 
-  private async getPrompt(request: MethodRequest): Promise<void> {
+  private getPrompt(request: MethodRequest): Promise<void> {
     const { params } = request;
     const name = params?.name;
     const prompt = typeof name === "string" ? this.prompts.get(name) : undefined;
@@ -1205,7 +1215,7 @@ export class Dispatcher implements HandlerCallHost {
     );
   }
 
-  private async complete(request: MethodRequest): Promise<void> {
+  private complete(request: MethodRequest): Promise<void> {
     const parsed = parseCompletionRequest(request.params);
     if (typeof parsed === "string")
       return this.answerError(request, ErrorCode.InvalidParams, parsed);

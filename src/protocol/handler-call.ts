@@ -138,6 +138,15 @@ export interface HandlerCallHost {
   ended(call: HandlerCall, end: HandlerEnd): void;
   /** The server's worker pool for isolated tools. */
   workerPool(): WorkerPool;
+  /**
+   * A 2025-era asker (server requests on the call's own stream) for a call made with
+   * {@link HandlerCallOptions.serverAsks}: made on the call's first ask.
+   */
+  serverAsker(
+    sink: ResponseSink,
+    scope: string,
+    capabilities: Readonly<Record<string, unknown>> | null,
+  ): ClientAsker;
 }
 
 /** What {@link HandlerCall} takes. */
@@ -158,6 +167,12 @@ export interface HandlerCallOptions {
   readonly request?: RequestInfo | null | undefined;
   /** Where `ctx.elicit`/`sample`/`roots` ask (a 2026-07-28 request that may answer input_required). */
   readonly asker?: ClientAsker | null;
+  /**
+   * A 2025-era call that may ask the client: the client's capabilities from `initialize` (null
+   * when this server was not told). The asker is made by the host on the first ask, not per call
+   * (most calls never ask). Undefined: no such asker.
+   */
+  readonly serverAsks?: Readonly<Record<string, unknown>> | null | undefined;
 }
 
 const RUNNING = 0;
@@ -203,7 +218,9 @@ export class HandlerCall implements ToolContext, SinkListener {
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
   private readonly request: RequestInfo | null;
-  private readonly asker: ClientAsker | null;
+  private asker: ClientAsker | null;
+  /** See {@link HandlerCallOptions.serverAsks}; undefined once made (or when there is none). */
+  private serverAsks: Readonly<Record<string, unknown>> | null | undefined;
 
   constructor(options: HandlerCallOptions) {
     this.host = options.host;
@@ -226,6 +243,7 @@ export class HandlerCall implements ToolContext, SinkListener {
     this.sessionId = options.sessionId;
     this.request = options.request ?? null;
     this.asker = options.asker ?? null;
+    this.serverAsks = this.asker === null ? options.serverAsks : undefined;
   }
 
   /** What observers are told about this call (built on first use, then the same object). */
@@ -314,13 +332,26 @@ export class HandlerCall implements ToolContext, SinkListener {
     return this.asker?.waiting?.() === true;
   }
 
+  /** Null when `this.asker` may ask (made now if it is made on first use), else the refusal. */
   private askRefused(): Promise<never> | null {
     if (this.handle.aborted) return Promise.reject(this.handle.signal.reason);
+    if (this.asker === null && this.serverAsks !== undefined) {
+      const asker = this.host.serverAsker(this.sink, this.scope, this.serverAsks);
+      this.serverAsks = undefined;
+      this.asker = asker;
+      // Asked after the call was answered: refused, as a closed asker refuses.
+      if (this.state !== RUNNING) asker.close?.(COMPLETED, completedError);
+    }
     return this.asker === null ? cannotAsk() : null;
   }
 
-  /** Runs the handler and writes its answer, unless the call was cancelled first. Never rejects. */
-  async run(): Promise<void> {
+  /**
+   * Runs the handler and writes its answer, unless the call was cancelled first. Never rejects.
+   * Not async: while the handler runs, the call holds one reaction on the handler's promise (two
+   * closures over `this`), not a suspended frame (generator, register file, await closures), so a
+   * waiting call keeps less heap (docs/profile.md, "Heap per in-flight call").
+   */
+  run(): Promise<void> {
     this.sink.setListener(this);
     this.host.started(this);
     if (this.handle.aborted) {
@@ -328,26 +359,45 @@ export class HandlerCall implements ToolContext, SinkListener {
       this.state = CANCELLED;
       this.sink.cancel(cancelledResponseJson(this.requestId));
       this.host.ended(this, this.cancelledEnd("cancelled"));
-      await this.host.release(this);
-      return;
+      return this.host.release(this);
     }
     this.handle.setAbortListener(this);
+    let value: unknown;
+    try {
+      value = this.host.invoke(this);
+    } catch (thrown) {
+      this.fail(thrown);
+      return RESOLVED;
+    }
+    // As `await` would: a plain value or a thenable is settled one tick later.
+    return Promise.resolve(value).then(
+      (settled) => this.complete(settled),
+      (thrown: unknown) => this.fail(thrown),
+    );
+  }
+
+  /**
+   * The handler returned (or resolved) `value`: checked, shaped and answered; or answered by the
+   * invocation itself (then the promise of that answer).
+   */
+  private complete(value: unknown): void | Promise<void> {
     let json: string;
     let end: HandlerEnd;
-    let status = 200;
-    let headers: Readonly<Record<string, string>> | undefined;
     try {
-      const value = await this.host.invoke(this);
       const asked = this.asker?.verdict?.();
       if (asked !== undefined && asked.kind !== "complete") throw asked;
-      const checked =
-        this.invocation.answer === undefined ? this.invocation.toResult(value, this.modern) : null;
-      if (checked === null) {
-        ({ json, status, headers } = await (
-          this.invocation.answer as NonNullable<HandlerInvocation["answer"]>
-        )(value, this));
-        end = { outcome: "ok" };
-      } else if (checked.ok) {
+      const invocation = this.invocation;
+      if (invocation.answer !== undefined) {
+        return invocation.answer(value, this).then(
+          (answer) => {
+            this.task = null;
+            this.settle(answer.json, { outcome: "ok" }, answer.status, answer.headers);
+          },
+          (thrown: unknown) => this.fail(thrown),
+        );
+      }
+      const checked = invocation.toResult(value, this.modern);
+      if (checked.ok) {
         const result = this.modern ? { ...checked.result, resultType: "complete" } : checked.result;
         json = successResponseJson(this.requestId, JSON.stringify(result));
         end =
@@ -357,26 +407,37 @@ export class HandlerCall implements ToolContext, SinkListener {
         end = { outcome: "error", error: checked.error };
       }
     } catch (thrown) {
-      // Once a question is pending or an answer was invalid, that decides, whatever the handler did.
-      const asked = this.asker?.verdict?.() ?? { kind: "complete" };
-      if (asked.kind === "input_required" && asked.json !== null) {
-        json = successResponseJson(this.requestId, asked.json);
-        end = { outcome: "ok" };
-      } else if (asked.kind === "invalid") {
-        json = errorResponseJson(this.requestId, ErrorCode.InvalidParams, asked.message);
-        end = { outcome: "error", error: new InvalidParamsError(asked.message) };
-      } else {
-        const error =
-          asked.kind === "complete"
-            ? thrown
-            : new RangeError("the requestState would exceed inputRequired.maxStateBytes");
-        json = this.errorJson(error);
-        end = { outcome: "error", error };
-        if (error instanceof MissingClientCapabilityError && this.modern) status = 400;
-      }
+      this.fail(thrown);
+      return;
     }
     this.task = null;
-    this.settle(json, end, status, headers);
+    this.settle(json, end);
+  }
+
+  /** The handler threw (or rejected), or its value could not be answered. */
+  private fail(thrown: unknown): void {
+    let json: string;
+    let end: HandlerEnd;
+    let status = 200;
+    // Once a question is pending or an answer was invalid, that decides, whatever the handler did.
+    const asked = this.asker?.verdict?.() ?? { kind: "complete" };
+    if (asked.kind === "input_required" && asked.json !== null) {
+      json = successResponseJson(this.requestId, asked.json);
+      end = { outcome: "ok" };
+    } else if (asked.kind === "invalid") {
+      json = errorResponseJson(this.requestId, ErrorCode.InvalidParams, asked.message);
+      end = { outcome: "error", error: new InvalidParamsError(asked.message) };
+    } else {
+      const error =
+        asked.kind === "complete"
+          ? thrown
+          : new RangeError("the requestState would exceed inputRequired.maxStateBytes");
+      json = this.errorJson(error);
+      end = { outcome: "error", error };
+      if (error instanceof MissingClientCapabilityError && this.modern) status = 400;
+    }
+    this.task = null;
+    this.settle(json, end, status);
   }
 
   /**
