@@ -105,9 +105,11 @@ export class HttpExchange implements ResponseSink, HandleLifetime {
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
-  /** What the request holds; null once given back. */
+  /** What the request holds (see {@link hold}); `limits` null once given back. */
   private limits: ExchangeLimits | null = null;
-  private held: HeldUnits | null = null;
+  private origin = "";
+  private sessionUnit: string | null = null;
+  private streamUnit: string | null = null;
   /** One waiter for a drain, shared by every backpressured write. */
   private drain: Promise<void> | null = null;
   private wakeDrain: (() => void) | null = null;
@@ -159,8 +161,11 @@ export class HttpExchange implements ResponseSink, HandleLifetime {
    * Records the units the request holds in `limits`, given back once by {@link releaseSlots}.
    */
   hold(limits: ExchangeLimits, units: HeldUnits): void {
+    // Copied into fields: the units object is not kept for as long as the request runs.
     this.limits = limits;
-    this.held = units;
+    this.origin = units.origin;
+    this.sessionUnit = units.session;
+    this.streamUnit = units.stream;
   }
 
   /**
@@ -169,13 +174,11 @@ export class HttpExchange implements ResponseSink, HandleLifetime {
    */
   releaseSlots(): void {
     const limits = this.limits;
-    const held = this.held;
-    if (limits === null || held === null) return;
+    if (limits === null) return;
     this.limits = null;
-    this.held = null;
-    limits.requests.release(held.origin);
-    if (held.session !== null) limits.sessionRequests.release(held.session);
-    if (held.stream !== null) limits.streams.release(held.stream);
+    limits.requests.release(this.origin);
+    if (this.sessionUnit !== null) limits.sessionRequests.release(this.sessionUnit);
+    if (this.streamUnit !== null) limits.streams.release(this.streamUnit);
   }
 
   notify(json: string): Promise<void> {

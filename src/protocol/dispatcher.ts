@@ -128,6 +128,8 @@ export interface DispatchObserver {
   /**
    * A request (any method) is about to run. May return a sink standing in for `sink` (it must
    * forward every member) to see how the request's exchange ends: tracing ends its span there.
+   * An observer that returns none does not follow the request: its handler's
+   * {@link HandlerInfo.request} is then null.
    */
   requestStarted?(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined;
   /** Runs the user's handler (`run`) inside the observer's context: tracing makes its span active. */
@@ -236,6 +238,11 @@ const PARAMS_NOT_OBJECT = "params must be an object";
 const noop = (): void => {};
 /** The promise of a request answered at once. */
 const DONE: Promise<void> = Promise.resolve();
+/**
+ * The promises of running handler calls: `HandlerCall.run` never rejects, so `run` hangs no
+ * -32603 fallback on them, and a waiting call does not keep its request alive through one.
+ */
+const CALLS = new WeakSet<Promise<void>>();
 
 /**
  * Dispatches requests and notifications of both eras.
@@ -659,6 +666,9 @@ export class Dispatcher implements HandlerCallHost {
       } catch {
         // An observer's failure is its own.
       }
+      // Followed by no observer (tracing without a recording SDK, say): the running call does not
+      // keep what nobody will look up.
+      if (answerSink === sink) info = null;
     }
     const request: MethodRequest = { id, params, meta, sink: answerSink, handle, modern, info };
     // The method's promise is returned, not awaited: this frame ends here instead of staying
@@ -669,6 +679,7 @@ export class Dispatcher implements HandlerCallHost {
     } catch {
       return this.answer(request, internalErrorJson(id));
     }
+    if (CALLS.has(running)) return running;
     return running.then(undefined, () => this.answer(request, internalErrorJson(id)));
   }
 
@@ -748,7 +759,9 @@ export class Dispatcher implements HandlerCallHost {
       }
       calls.add(call);
     }
-    return call.run();
+    const running = call.run();
+    CALLS.add(running);
+    return running;
   }
 
   private defineBuiltInMethods(): void {

@@ -70,7 +70,10 @@ export interface HandlerInfo {
   readonly protocolEra: ProtocolEra;
   /** The authenticated principal's id, or null. */
   readonly principalId: string | null;
-  /** The request this invocation answers, as observers were told of it; null when none asked. */
+  /**
+   * The request this invocation answers, as observers were told of it; null when no observer
+   * followed it (none asked, or none stood a sink of its own in front of it).
+   */
   readonly request: RequestInfo | null;
 }
 
@@ -246,9 +249,14 @@ export class HandlerCall implements ToolContext, SinkListener {
     this.serverAsks = this.asker === null ? options.serverAsks : undefined;
   }
 
-  /** What observers are told about this call (built on first use, then the same object). */
+  /**
+   * What observers are told about this call. For a request an observer follows (tracing keys
+   * its span by this object) it is the same object from start to end; otherwise it is made on
+   * each use, so a waiting call keeps none.
+   */
   get info(): HandlerInfo {
-    this.described ??= Object.freeze({
+    if (this.described !== null) return this.described;
+    const info: HandlerInfo = Object.freeze({
       method: this.invocation.method,
       kind: this.invocation.kind,
       name: this.invocation.name,
@@ -259,7 +267,8 @@ export class HandlerCall implements ToolContext, SinkListener {
       principalId: typeof this.principal?.id === "string" ? this.principal.id : null,
       request: this.request,
     });
-    return this.described;
+    if (this.request !== null) this.described = info;
+    return info;
   }
 
   /** The request's signal, created on first use (a handler that never reads it costs none). */

@@ -146,6 +146,53 @@ describe("DispatchObserver and the method table", () => {
     await registry.close();
   });
 
+  test("a request an observer follows keeps one HandlerInfo from start to end; one it does not follow has request null", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const seen: { started: HandlerInfo; ran: HandlerInfo; ended: HandlerInfo }[] = [];
+    let started: HandlerInfo | null = null;
+    let ran: HandlerInfo | null = null;
+    const dispatcher = new Dispatcher({
+      name: "t",
+      version: "1",
+      registry,
+      streamCancelTimeoutMs: 30,
+      cancelOnDisconnect: true,
+      tools: [defineTool({ name: "ok", handler: () => "fine" })],
+      observer: {
+        // Follows (stands a sink in front of) the requests of scope ip:1 only.
+        requestStarted: (info, sink) =>
+          info.meta.scope === "ip:1" ? Object.assign(Object.create(sink), { sink }) : undefined,
+        handlerStarted: (info) => {
+          started = info;
+        },
+        runHandler: (info, run) => {
+          ran = info;
+          return run();
+        },
+        handlerEnded: (info) => {
+          seen.push({ started: started as never, ran: ran as never, ended: info });
+        },
+      },
+    });
+    const call = (id: number, scope: string) =>
+      dispatcher.handleRequest(
+        request(id, "tools/call", { name: "ok", arguments: {} }),
+        { ...meta, scope },
+        new Sink(),
+      );
+    await call(1, "ip:1");
+    await call(2, "ip:2");
+    const [followed, unfollowed] = seen;
+    assert.ok(followed !== undefined && unfollowed !== undefined);
+    assert.equal(followed.started, followed.ran);
+    assert.equal(followed.started, followed.ended);
+    assert.equal(followed.ended.request?.requestId, 1);
+    assert.equal(unfollowed.ended.request, null);
+    assert.equal(unfollowed.started.request, null);
+    assert.equal(unfollowed.ended.requestId, 2);
+    await registry.close();
+  });
+
   test("a method is added to the table and served in the era it names only", async () => {
     const registry = new CancellationRegistry({ janitor: false });
     const dispatcher = new Dispatcher({
