@@ -14,10 +14,17 @@
  * `io.modelcontextprotocol/related-task` `_meta` every message of a task carries, "Associating
  * Task-Related Messages") to the record's `inputRequests`, as a map from request id to JSON-RPC
  * request. The task goes back to `working` once no question is outstanding.
+ *
+ * A question withdrawn unanswered (its timeout) stays in the same map as `{ "withdrawn": reason }`
+ * (the newest {@link MAX_WITHDRAWN}), so that a `tasks/result` stream that sent it can tell the
+ * client with `notifications/cancelled`, as a call's stream is told: a client still showing it
+ * would otherwise answer into the void. An answered question just leaves: cancellation may only
+ * name a request "believed to still be in-progress" (2025-11-25 basic/utilities/cancellation,
+ * "Behavior Requirements", https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation).
  */
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { TaskStore } from "../tasks/task-store.js";
-import { isPlainObject } from "./json-rpc.js";
+import { isPlainObject, notificationJson } from "./json-rpc.js";
 import type { ResponseSink, SinkListener } from "./response-sink.js";
 import { ServerRequestAsker, type ServerRequestSettings } from "./server-requests.js";
 import { META_RELATED_TASK } from "./task-wire.js";
@@ -48,6 +55,8 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
   private readonly changed: () => void;
   /** Questions not answered yet: request id → the JSON-RPC request. */
   private readonly questions = new Map<string, Record<string, unknown>>();
+  /** Questions withdrawn unanswered, newest last: request id → why (at most {@link MAX_WITHDRAWN}). */
+  private readonly withdrawn = new Map<string, string>();
   private closed = false;
   /** Store writes in order, one at a time. */
   private writes: Promise<unknown> = Promise.resolve();
@@ -88,7 +97,11 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
     return this;
   }
 
-  /** A question of the asker (a JSON-RPC request): parked in the record. Anything else is dropped. */
+  /**
+   * A question of the asker (a JSON-RPC request): parked in the record. Its withdrawal
+   * (`notifications/cancelled`, sent once the question has left): kept for `tasks/result`.
+   * Anything else is dropped.
+   */
   notify(json: string): Promise<void> {
     if (this.closed) return RESOLVED;
     let message: unknown;
@@ -97,9 +110,17 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
     } catch {
       return RESOLVED;
     }
-    if (!isPlainObject(message) || typeof message.id !== "string") return RESOLVED;
-    if (typeof message.method !== "string") return RESOLVED;
+    if (!isPlainObject(message) || typeof message.method !== "string") return RESOLVED;
     const params = isPlainObject(message.params) ? message.params : {};
+    if (message.method === "notifications/cancelled") {
+      if (typeof params.requestId !== "string") return RESOLVED;
+      this.withdrawn.set(params.requestId, String(params.reason ?? ""));
+      if (this.withdrawn.size > MAX_WITHDRAWN) {
+        this.withdrawn.delete(this.withdrawn.keys().next().value as string);
+      }
+      return this.publish();
+    }
+    if (typeof message.id !== "string") return RESOLVED;
     const meta = isPlainObject(params._meta) ? params._meta : {};
     this.questions.set(message.id, {
       jsonrpc: "2.0",
@@ -119,6 +140,7 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
   close(): void {
     this.closed = true;
     this.questions.clear();
+    this.withdrawn.clear();
   }
 
   /** A task's asker never answers a request itself. */
@@ -135,9 +157,12 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
     const next = this.writes.then(async () => {
       if (this.closed) return;
       const waiting = this.questions.size > 0;
+      const listed: Record<string, unknown> = {};
+      for (const [id, reason] of this.withdrawn) listed[id] = { withdrawn: reason };
+      for (const [id, request] of this.questions) listed[id] = request;
       await this.store.update(this.scope, this.taskId, {
         status: waiting ? "input_required" : "working",
-        inputRequests: waiting ? JSON.stringify(Object.fromEntries(this.questions)) : null,
+        inputRequests: waiting || this.withdrawn.size > 0 ? JSON.stringify(listed) : null,
       });
       this.changed();
     });
@@ -147,6 +172,13 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+/**
+ * Most withdrawn questions a record keeps: the default per-scope bound of open asks
+ * (server-requests.ts), so every question open at once can be withdrawn and still be announced.
+ */
+const MAX_WITHDRAWN = 16;
+/** Longest withdrawal reason read back from a record (a shared store is not trusted blindly). */
+const MAX_REASON_LENGTH = 256;
 
 function ignore(): void {}
 
@@ -176,4 +208,31 @@ export function storedQuestions(inputRequests: string | null): Map<string, strin
     questions.set(id, JSON.stringify({ jsonrpc: "2.0", id, method: message.method, params }));
   }
   return questions;
+}
+
+/**
+ * The questions a 2025 task's record lists as withdrawn unanswered ({@link TaskOutbox}), as the
+ * `notifications/cancelled` text to send for each, by request id; empty when there are none.
+ *
+ * @example
+ * ```ts
+ * for (const [id, json] of storedWithdrawals(task.inputRequests)) if (sent.has(id)) await send(json);
+ * ```
+ */
+export function storedWithdrawals(inputRequests: string | null): Map<string, string> {
+  const withdrawn = new Map<string, string>();
+  if (inputRequests === null) return withdrawn;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(inputRequests);
+  } catch {
+    return withdrawn;
+  }
+  if (!isPlainObject(parsed)) return withdrawn;
+  for (const [id, entry] of Object.entries(parsed)) {
+    if (!isPlainObject(entry) || typeof entry.withdrawn !== "string") continue;
+    const reason = entry.withdrawn.slice(0, MAX_REASON_LENGTH);
+    withdrawn.set(id, notificationJson("notifications/cancelled", { requestId: id, reason }));
+  }
+  return withdrawn;
 }

@@ -48,7 +48,7 @@ import type { ListCursors } from "./list-cursor.js";
 import type { ClientReply, ServerReplyBus } from "./pending-server-requests.js";
 import type { ServerRequestSettings } from "./server-requests.js";
 import { TaskAsker } from "./task-asker.js";
-import { storedQuestions, TaskOutbox } from "./task-outbox.js";
+import { storedQuestions, storedWithdrawals, TaskOutbox } from "./task-outbox.js";
 import { TaskSink, type TaskSinkOwner } from "./task-sink.js";
 import { outstandingResponses, taskRoute } from "./task-update-relay.js";
 import {
@@ -433,12 +433,14 @@ export class TaskService implements TaskSinkOwner {
    * between `working` and `input_required` seen while waiting is sent there too as
    * `notifications/tasks/status` ("Task Status Notification": optional, the full `Task`, without
    * the related-task `_meta`); the terminal status is the answer itself, so a task that never
-   * asks answers plain JSON as before.
+   * asks answers plain JSON as before. A question this stream sent that is then withdrawn
+   * unanswered (timed out) is announced with `notifications/cancelled` (task-outbox.ts).
    */
   async result(request: TaskRequest): Promise<TaskAnswer | null> {
     let task = await this.find(request);
     if (task === undefined) return notFound(request);
     const sent = new Set<string>();
+    const withdrawn = new Set<string>();
     let seen = task.status;
     for (;;) {
       if (task.status !== seen && !isTerminalStatus(task.status) && request.send != null) {
@@ -450,6 +452,14 @@ export class TaskService implements TaskSinkOwner {
         for (const [id, json] of storedQuestions(task.inputRequests)) {
           if (sent.has(id) || sent.size >= MAX_QUESTIONS_SENT) continue;
           sent.add(id);
+          await request.send(json);
+        }
+      }
+      if (request.send != null) {
+        // A question this stream sent, withdrawn unanswered (task-outbox.ts): the client is told.
+        for (const [id, json] of storedWithdrawals(task.inputRequests)) {
+          if (!sent.has(id) || withdrawn.has(id)) continue;
+          withdrawn.add(id);
           await request.send(json);
         }
       }

@@ -9,7 +9,9 @@
  *   result; the task reads `working` again between questions;
  * - a session that did not declare the capability is not asked (the ask rejects as in a call);
  * - an unanswered question times out (`serverRequests.timeoutMs`): it leaves the record and the
- *   table, and the task goes on; a task cancelled while it waits leaves nothing in the table;
+ *   table, and the task goes on; a `tasks/result` stream that sent it is told with
+ *   `notifications/cancelled` (an answered one is not); a task cancelled while it waits leaves
+ *   nothing in the table;
  * - a session's GET stream hears `notifications/tasks/status` for its own tasks (parked, then
  *   completed) and nothing of another session's;
  * - the SDK 1.x client (`client.experimental.tasks.callToolStream`): it polls, sees
@@ -96,6 +98,24 @@ const askOnce = defineTool({
   },
 });
 
+/** Asks once and lets it time out, then asks again (the withdrawal test answers only the second). */
+const askAgainAfterTimeout = defineTool({
+  name: "ask_again_after_timeout",
+  description: "Asks a name as a task; when that times out, asks a colour",
+  task: "required",
+  handler: async (_args, ctx) => {
+    const schema = { type: "object", properties: { value: { type: "string" } } } as const;
+    try {
+      await ctx.elicit("Your name?", schema);
+      return "answered the first";
+    } catch (error) {
+      if (!(error instanceof ClientRequestFailedError)) throw error;
+    }
+    const colour = await ctx.elicit("Your colour?", schema);
+    return `second ${colour.action}`;
+  },
+});
+
 async function createTask(url: string, headers: Record<string, string>, name: string) {
   const created = await rpc(
     url,
@@ -123,7 +143,7 @@ describe("2025-11-25 tasks that ask the client", () => {
 
   before(async () => {
     server = createMcpServer({
-      tools: [askAll, askOnce, askThenWork],
+      tools: [askAll, askOnce, askThenWork, askAgainAfterTimeout],
       sessions: true,
       onError: false,
       serverRequests: { timeoutMs: 1_500 },
@@ -169,6 +189,11 @@ describe("2025-11-25 tasks that ask the client", () => {
       const result: Message = await stream.next(isResponseTo("r"));
       assert.deepEqual(result.result.content, [{ type: "text", text: "Ada blue 1" }]);
       assert.deepEqual(result.result._meta, { [RELATED]: { taskId } });
+      // Every question was answered: none is announced as withdrawn.
+      assert.ok(
+        stream.seen.every((m: Message) => m.method !== "notifications/cancelled"),
+        JSON.stringify(stream.seen),
+      );
     } finally {
       stream.abort();
     }
@@ -248,6 +273,39 @@ describe("2025-11-25 tasks that ask the client", () => {
     const cancelled = await legacy(url, "tasks/cancel", { taskId }, { sessionId });
     assert.equal(cancelled.json.result.status, "cancelled", cancelled.text);
     await until(async () => table().size === 0, 5_000);
+    assert.equal(table().size, 0);
+  });
+
+  test("a question that times out is announced on the tasks/result stream that sent it", async () => {
+    const sessionId = await openSession(url, EVERYTHING);
+    const headers = sessionHeaders(sessionId);
+    const taskId = await createTask(url, headers, "ask_again_after_timeout");
+    const stream = await openCall(
+      url,
+      { jsonrpc: "2.0", id: "r", method: "tasks/result", params: { taskId } },
+      headers,
+    );
+    try {
+      const first = await stream.next(isRequest("elicitation/create"));
+      assert.equal(first.params.message, "Your name?");
+      // Left unanswered: withdrawn at the 1.5 s timeout, and the client is told.
+      const withdrawn = await stream.next(
+        (m: Message) => m?.method === "notifications/cancelled",
+        15_000,
+      );
+      assert.deepEqual(withdrawn.params, { requestId: first.id, reason: "timeout" });
+      const second = await stream.next(
+        (m: Message) => isRequest("elicitation/create")(m) && m.id !== first.id,
+      );
+      assert.equal(second.params.message, "Your colour?");
+      await answer(url, second.id, { result: { action: "decline" } }, headers);
+      const result: Message = await stream.next(isResponseTo("r"));
+      assert.deepEqual(result.result.content, [{ type: "text", text: "second decline" }]);
+      const cancels = stream.seen.filter((m: Message) => m.method === "notifications/cancelled");
+      assert.equal(cancels.length, 1, JSON.stringify(stream.seen));
+    } finally {
+      stream.abort();
+    }
     assert.equal(table().size, 0);
   });
 
