@@ -4,7 +4,7 @@
  * comes first — the request's `AbortSignal`, the response stream being cancelled, the
  * connection's `'close'`.
  */
-import type { CloseSignal } from "./transport.js";
+import { type CloseListener, type CloseSignal, notifyClosed } from "./transport.js";
 
 /**
  * A close signal tripped by {@link CloseLatch.close}.
@@ -18,11 +18,11 @@ import type { CloseSignal } from "./transport.js";
  */
 export class CloseLatch implements CloseSignal {
   closed = false;
-  private listeners: Array<() => void> | null = null;
+  private listeners: Array<(() => void) | CloseListener> | null = null;
 
-  onClose(listener: () => void): void {
+  onClose(listener: (() => void) | CloseListener): void {
     if (this.closed) {
-      listener();
+      notifyClosed(listener);
       return;
     }
     if (this.listeners === null) this.listeners = [listener];
@@ -35,6 +35,6 @@ export class CloseLatch implements CloseSignal {
     this.closed = true;
     const listeners = this.listeners;
     this.listeners = null;
-    if (listeners !== null) for (const listener of listeners) listener();
+    if (listeners !== null) for (const listener of listeners) notifyClosed(listener);
   }
 }

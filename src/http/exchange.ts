@@ -17,7 +17,7 @@
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
 import type { ScopeLimiter } from "../protocol/scope-limiter.js";
-import type { CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
+import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
 /** Records how an exchange ended (metrics). */
@@ -91,7 +91,7 @@ const KEEP_ALIVE = ": keepalive\n\n";
  * await dispatcher.handleRequest(message, meta, exchange);
  * ```
  */
-export class HttpExchange implements ResponseSink, HandleLifetime {
+export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener {
   readonly streamable: boolean;
   private readonly target: ResponseTarget;
   private readonly jsonAccepted: boolean;
@@ -123,7 +123,13 @@ export class HttpExchange implements ResponseSink, HandleLifetime {
     this.recorder = options.recorder;
     this.method = options.method;
     // Told at once when the client already left (during auth, the body, a session lookup).
-    options.closed.onClose(() => this.clientGone());
+    // The exchange itself is the listener (onClosed): no closure per request.
+    options.closed.onClose(this);
+  }
+
+  /** As a {@link CloseListener}: the way back closed (a disconnect unless the exchange ended). */
+  onClosed(): void {
+    this.clientGone();
   }
 
   /** True once the exchange ended (answered, cancelled, or the client went away). */

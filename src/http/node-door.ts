@@ -7,15 +7,17 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 
 import type { RequestCore } from "./endpoint.js";
 import { readBody } from "./read-body.js";
-import type {
-  BodyOutcome,
-  BodySource,
-  CloseSignal,
-  ParsedBody,
-  RequestHeaders,
-  RequestInput,
-  ResponseHeaders,
-  ResponseTarget,
+import {
+  type BodyOutcome,
+  type BodySource,
+  type CloseListener,
+  type CloseSignal,
+  notifyClosed,
+  type ParsedBody,
+  type RequestHeaders,
+  type RequestInput,
+  type ResponseHeaders,
+  type ResponseTarget,
 } from "./transport.js";
 import { failResponse } from "./write-response.js";
 
@@ -37,7 +39,9 @@ type TaggedResponse = ServerResponse & { [TARGET]?: NodeResponse };
 class NodeResponse implements ResponseTarget, CloseSignal {
   closed = false;
   private readonly res: ServerResponse;
-  private listeners: (() => void) | Array<() => void> | null = null;
+  /** One listener, or several (an array), or none. */
+  private listeners: CloseListener | (() => void) | Array<CloseListener | (() => void)> | null =
+    null;
 
   constructor(res: ServerResponse) {
     this.res = res;
@@ -47,15 +51,15 @@ class NodeResponse implements ResponseTarget, CloseSignal {
     if (res.destroyed) this.closed = true;
   }
 
-  onClose(listener: () => void): void {
+  onClose(listener: CloseListener | (() => void)): void {
     if (this.closed) {
-      listener();
+      notifyClosed(listener);
       return;
     }
     const current = this.listeners;
     if (current === null) this.listeners = listener;
-    else if (typeof current === "function") this.listeners = [current, listener];
-    else current.push(listener);
+    else if (Array.isArray(current)) current.push(listener);
+    else this.listeners = [current, listener];
   }
 
   /** The response closed (module listener). */
@@ -64,8 +68,8 @@ class NodeResponse implements ResponseTarget, CloseSignal {
     this.closed = true;
     const listeners = this.listeners;
     this.listeners = null;
-    if (typeof listeners === "function") listeners();
-    else if (listeners !== null) for (const listener of listeners) listener();
+    if (Array.isArray(listeners)) for (const listener of listeners) notifyClosed(listener);
+    else if (listeners !== null) notifyClosed(listeners);
   }
 
   get headersSent(): boolean {

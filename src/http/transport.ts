@@ -36,15 +36,37 @@ export interface BodySource {
   skip(): void;
 }
 
+/**
+ * A close listener that is an object with a method, not a closure: an exchange listens with
+ * itself, so a running request holds no closure for it (docs/profile.md, "Heap per in-flight
+ * call").
+ */
+export interface CloseListener {
+  onClosed(): void;
+}
+
 /** Tells whether, and when, the way back to the client closed. */
 export interface CloseSignal {
   /** True once the response's connection (or stream) closed, before or after the answer. */
   readonly closed: boolean;
   /**
-   * Calls `listener` once when it closes — at once (synchronously) when it already has, so a
-   * listener attached late never misses a close.
+   * Calls `listener` (or its `onClosed`) once when it closes — at once (synchronously) when it
+   * already has, so a listener attached late never misses a close.
    */
-  onClose(listener: () => void): void;
+  onClose(listener: (() => void) | CloseListener): void;
+}
+
+/**
+ * Tells one close listener that the way back closed.
+ *
+ * @example
+ * ```ts
+ * for (const listener of listeners) notifyClosed(listener);
+ * ```
+ */
+export function notifyClosed(listener: (() => void) | CloseListener): void {
+  if (typeof listener === "function") listener();
+  else listener.onClosed();
 }
 
 /** One request as the core sees it. */

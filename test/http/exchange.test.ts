@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import { HttpExchange, type HttpExchangeOptions } from "../../src/http/exchange.js";
-import type { CloseSignal, ResponseHeaders, ResponseTarget } from "../../src/http/transport.js";
+import {
+  type CloseListener,
+  type CloseSignal,
+  notifyClosed,
+  type ResponseHeaders,
+  type ResponseTarget,
+} from "../../src/http/transport.js";
 
 /** A target that records what was written; `accept` = how many bytes the "client" takes. */
 class RecordingTarget implements ResponseTarget, CloseSignal {
@@ -21,7 +27,7 @@ class RecordingTarget implements ResponseTarget, CloseSignal {
   /** While true, every write stays buffered (a client that does not read). */
   stalled = false;
   drainListeners = 0;
-  private closeListeners: Array<() => void> = [];
+  private closeListeners: Array<CloseListener | (() => void)> = [];
 
   writeHead(status: number, headers: ResponseHeaders): void {
     this.status = status;
@@ -47,14 +53,14 @@ class RecordingTarget implements ResponseTarget, CloseSignal {
     this.destroyed = true;
     this.close();
   }
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
+  onClose(listener: CloseListener | (() => void)): void {
+    if (this.closed) notifyClosed(listener);
     else this.closeListeners.push(listener);
   }
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const listener of this.closeListeners.splice(0)) listener();
+    for (const listener of this.closeListeners.splice(0)) notifyClosed(listener);
   }
 }
 
