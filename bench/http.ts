@@ -15,8 +15,8 @@
  * `--quick` (1 round of 2 s, 1 s warm-up: a smoke run, printed only), `--no-write`,
  * `--baseline DIR` (adds conduit-mcp as built from another checkout as a target of its own, for
  * before/after figures in one run: `git worktree add /tmp/base <commit>` and link
- * `node_modules`; printed only), `--cpu-prof DIR` (the conduit target runs under
- * `node --cpu-prof --cpu-prof-dir DIR`; its profile is written when it stops), `--src` (run
+ * `node_modules`; printed only), `--cpu-prof DIR` (the conduit targets, memory and Redis store,
+ * run under `node --cpu-prof --cpu-prof-dir DIR`; each writes its profile when it stops), `--src` (run
  * conduit-mcp's TypeScript sources through tsx instead of compiling them first: the default
  * compiles with `tsc -p tsconfig.build.json` into dist/ and measures the build, as it ships).
  */

@@ -100,7 +100,7 @@ export interface HttpBenchOptions {
    * its bench/lib/conduit-server.ts becomes the `baseline` target (tools/call paths only).
    */
   readonly baselineDir?: string;
-  /** Extra node flags for the conduit target (e.g. `--cpu-prof`). */
+  /** Extra node flags for the conduit targets, memory and Redis store (e.g. `--cpu-prof`). */
   readonly conduitNodeArgs?: readonly string[];
   /**
    * `dist` (the default): compile with `tsc -p tsconfig.build.json` first (this tree and the
@@ -279,7 +279,10 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       const target = await startTarget(spec.script, {
         cpu: cpu.server,
         env,
-        nodeArgs: spec.key === "conduit" ? (options.conduitNodeArgs ?? []) : [],
+        nodeArgs:
+          spec.key === "conduit" || spec.key === "conduit-redis"
+            ? (options.conduitNodeArgs ?? [])
+            : [],
       });
       running.set(spec.key, target);
       for (const key of options.paths) {

@@ -49,7 +49,7 @@ import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from
 import type { OriginPolicy } from "./origin-policy.js";
 import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge } from "./read-body.js";
 import type { SessionStreams } from "./session-streams.js";
-import type { RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
+import type { BodyOutcome, RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeEmpty, writeJson, writeText } from "./write-response.js";
 
 /** Everything the core needs, resolved once by the server. */
@@ -155,6 +155,11 @@ const STREAMED_METHODS: ReadonlySet<string> = new Set([
   "prompts/get",
 ]);
 
+/** The promise of a request answered at once. */
+const DONE: Promise<void> = Promise.resolve();
+/** What `post` awaits for its principal when there is no authentication. */
+const NO_PRINCIPAL: Promise<null> = Promise.resolve(null);
+
 /** Returned by a step that answered (refused) the request itself. */
 const ANSWERED: unique symbol = Symbol("conduit-mcp.answered");
 type Answered = typeof ANSWERED;
@@ -182,6 +187,8 @@ interface SessionContext {
 }
 /** A request or a notification, classified. */
 type JsonRpcMessage = Extract<ClassifiedMessage, { kind: "request" | "notification" }>;
+/** A message the core goes on with. */
+type Classified = Exclude<ClassifiedMessage, { kind: "invalid" }>;
 
 const NO_SESSION: SessionContext = Object.freeze({
   sessionId: null,
@@ -342,17 +349,24 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     else limits.requests.release(admission.origin);
   }
 
-  /** Step: the body, parsed and classified; or 413 / 408 / 400, or nothing if the client left. */
-  async function readMessage(
+  /**
+   * Step: the body, parsed and classified; or 413 / 408 / 400, or nothing if the client left.
+   * A body that has all arrived is taken at once (no promise); otherwise it is waited for.
+   */
+  function readMessage(
     input: RequestInput,
     target: ResponseTarget,
-  ): Promise<Exclude<ClassifiedMessage, { kind: "invalid" }> | Answered> {
-    let body: Awaited<ReturnType<RequestInput["body"]["read"]>>;
-    try {
-      body = await input.body.read(config.maxBodyBytes, config.bodyTimeoutMs);
-    } catch {
-      return ANSWERED; // the client went away mid-body: nobody to answer
-    }
+  ): Classified | Answered | Promise<Classified | Answered> {
+    const body = input.body.readNow?.(config.maxBodyBytes);
+    if (body !== undefined) return parseMessage(target, body);
+    return input.body.read(config.maxBodyBytes, config.bodyTimeoutMs).then(
+      (read) => parseMessage(target, read),
+      () => ANSWERED, // the client went away mid-body: nobody to answer
+    );
+  }
+
+  /** The body's message, classified; or 413 / 408 / 400. */
+  function parseMessage(target: ResponseTarget, body: BodyOutcome): Classified | Answered {
     if (body === BODY_TOO_LARGE || body === BODY_TIMEOUT) {
       // The rest of the body is never read: the connection closes after the answer.
       target.closeAfterAnswer();
@@ -386,15 +400,16 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
 
   /**
    * Step (2025 era): a presented session must exist and belong to this principal (404), and
-   * one is required when the server says so (400).
+   * one is required when the server says so (400). Without sessions, or without a presented
+   * id, it is known at once (no promise).
    */
-  async function sessionOf(
+  function sessionOf(
     input: RequestInput,
     target: ResponseTarget,
     classified: ClassifiedMessage,
     principal: Principal | null,
     method: string | null,
-  ): Promise<SessionContext | Answered> {
+  ): SessionContext | Answered | Promise<SessionContext | Answered> {
     if (sessions === null) return NO_SESSION;
     const presented = single(input.headers["mcp-session-id"]);
     if (presented === undefined) {
@@ -404,19 +419,22 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       }
       return NO_SESSION;
     }
-    const session = isWellFormedSessionId(presented)
-      ? await sessions.store.get(presented)
-      : undefined;
-    if (session === undefined || session.principalId !== principalId(principal)) {
+    if (!isWellFormedSessionId(presented)) {
       reply(target, 404, SESSION_NOT_FOUND, method);
       return ANSWERED;
     }
-    const declared = session.clientCapabilities;
-    return {
-      sessionId: presented,
-      logLevel: session.logLevel as LoggingLevel | null,
-      clientCapabilities: typeof declared === "string" ? capabilitiesOf(declared) : null,
-    };
+    return sessions.store.get(presented).then((session) => {
+      if (session === undefined || session.principalId !== principalId(principal)) {
+        reply(target, 404, SESSION_NOT_FOUND, method);
+        return ANSWERED;
+      }
+      const declared = session.clientCapabilities;
+      return {
+        sessionId: presented,
+        logLevel: session.logLevel as LoggingLevel | null,
+        clientCapabilities: typeof declared === "string" ? capabilitiesOf(declared) : null,
+      };
+    });
   }
 
   /**
@@ -478,7 +496,11 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       refuseUnread(input, target, 503, SHUTTING_DOWN);
       return;
     }
-    const principal = await authenticated(input, target);
+    // One turn of the event loop's microtasks in either case: node's parser delivers a body that
+    // came with its headers right after the request event, so it has all arrived when the body is
+    // read below and is taken at once (readMessage).
+    const principal =
+      authenticate === null ? await NO_PRINCIPAL : await authenticated(input, target);
     if (principal === ANSWERED) return;
     const accepts = negotiated(input, target);
     if (accepts === ANSWERED) return;
@@ -486,7 +508,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     if (admission === ANSWERED) return;
     let handled: Promise<void> | undefined;
     try {
-      const classified = await readMessage(input, target);
+      const read = readMessage(input, target);
+      const classified = read instanceof Promise ? await read : read;
       if (classified === ANSWERED) return;
       if (classified.kind === "response") {
         handled = answered(input, target, classified, principal, admission);
@@ -500,8 +523,10 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     } finally {
       if (handled === undefined) giveBack(admission);
     }
-    // Chained rather than awaited, so no frame of this function stays suspended while the call
-    // runs; the admission is given back once, however it ends.
+    // An exchange holds the admission now and gives it back itself; otherwise it is given back
+    // once the message is handled, however that ends. Returned rather than awaited, so no frame
+    // of this function stays suspended while a call runs.
+    if (handled === undefined || admission.handedOver) return handled;
     return handled.then(
       () => giveBack(admission),
       (error: unknown) => {
@@ -523,7 +548,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     principal: Principal | null,
     admission: Admission,
   ): Promise<void> {
-    const session = await sessionOf(input, target, classified, principal, null);
+    const lookup = sessionOf(input, target, classified, principal, null);
+    const session = lookup instanceof Promise ? await lookup : lookup;
     if (session === ANSWERED) return;
     const scope =
       session.sessionId === null
@@ -534,15 +560,18 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     writeEmpty(target, 202);
   }
 
-  /** A 2025-era message (or one whose era the headers reject). */
-  async function legacy(
+  /**
+   * A 2025-era message (or one whose era the headers reject). Undefined when it was answered at
+   * once; otherwise the promise of its handling.
+   */
+  function legacy(
     input: RequestInput,
     target: ResponseTarget,
     classified: JsonRpcMessage,
     principal: Principal | null,
     accepts: number,
     admission: Admission,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const method = classified.message.method;
     const headerVersion = single(input.headers["mcp-protocol-version"]);
     const era = classifyEra(headerVersion);
@@ -550,13 +579,36 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       // A modern version in the header but no claim in the body: a modern message missing its
       // envelope, not a 2025 one. Checked only here, so the 2025 path pays nothing for it.
       if (headerVersion !== undefined && looksModernVersion(headerVersion)) {
-        if (classified.kind === "notification") return accepted(target, method);
-        return reply(target, 400, missingEnvelopeJson(classified.message.id), method);
+        if (classified.kind === "notification") accepted(target, method);
+        else reply(target, 400, missingEnvelopeJson(classified.message.id), method);
+        return;
       }
-      return reply(target, era.status, era.json, method);
+      reply(target, era.status, era.json, method);
+      return;
     }
-    const session = await sessionOf(input, target, classified, principal, method);
+    const session = sessionOf(input, target, classified, principal, method);
+    if (session instanceof Promise) {
+      return session.then((found) =>
+        found === ANSWERED
+          ? undefined
+          : inSession(input, target, classified, principal, accepts, admission, found),
+      );
+    }
     if (session === ANSWERED) return;
+    return inSession(input, target, classified, principal, accepts, admission, session);
+  }
+
+  /** A 2025-era message once its session (or none) is known. */
+  function inSession(
+    input: RequestInput,
+    target: ResponseTarget,
+    classified: JsonRpcMessage,
+    principal: Principal | null,
+    accepts: number,
+    admission: Admission,
+    session: SessionContext,
+  ): Promise<void> | undefined {
+    const method = classified.message.method;
     // The scope, fixed once before dispatch: session > principal > client IP bucket.
     const sessionScope =
       session.sessionId === null
@@ -566,10 +618,11 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
 
     if (classified.kind === "notification") {
       // Answered at once; a cancel flood is bounded by the registry's per-scope row quota.
-      const error = await dispatcher.handleNotification(classified.message, scope);
-      if (error === null) return accepted(target, method);
-      // A refused notification is answered 200 with the error.
-      return reply(target, 200, error, method);
+      return dispatcher.handleNotification(classified.message, scope).then((error) => {
+        if (error === null) return accepted(target, method);
+        // A refused notification is answered 200 with the error.
+        return reply(target, 200, error, method);
+      });
     }
     const request = classified.message;
     const exchange = opened(input, target, admission, sessionScope, request, accepts);
@@ -616,18 +669,21 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
    * A 2026-07-28 message. Notifications are answered 202 and dropped (the revision defines none
    * over HTTP: closing the stream is the cancel). Requests climb the error ladder
    * (modern-envelope.ts), then run without a session: the scope is the principal, else the
-   * client's IP bucket.
+   * client's IP bucket. Undefined when it was answered at once.
    */
-  async function modern(
+  function modern(
     input: RequestInput,
     target: ResponseTarget,
     classified: JsonRpcMessage,
     principal: Principal | null,
     accepts: number,
     admission: Admission,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const method = classified.message.method;
-    if (classified.kind !== "request") return accepted(target, method);
+    if (classified.kind !== "request") {
+      accepted(target, method);
+      return;
+    }
     const request = classified.message;
     const headers = input.headers;
     const envelope = checkModernRequest(request, {
@@ -637,7 +693,10 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       // Node builds headersDistinct on first use: only when an Mcp-Param-* header is there.
       ...(mentionsParamHeaders(headers) ? { all: input.headersDistinct } : {}),
     });
-    if (!envelope.ok) return reply(target, envelope.status, envelope.json, method);
+    if (!envelope.ok) {
+      reply(target, envelope.status, envelope.json, method);
+      return;
+    }
     const exchange = opened(input, target, admission, null, request, accepts);
     if (exchange === null) return;
     // A long modern call gets its stream (and keep-alive comments) even before any progress.
@@ -731,26 +790,39 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     );
   }
 
-  async function handle(input: RequestInput, target: ResponseTarget): Promise<void> {
+  /** Not async: the endpoint's step hands back its own promise (no extra promise per request). */
+  function handle(input: RequestInput, target: ResponseTarget): Promise<void> {
+    try {
+      if (input.path === path || input.endpoint === true) return endpoint(input, target);
+      return elsewhere(input, target);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** A request for the endpoint. */
+  function endpoint(input: RequestInput, target: ResponseTarget): Promise<void> {
+    if (!originPolicy.allows(input.headers as IncomingHttpHeaders)) {
+      refuseUnread(input, target, 403, FORBIDDEN);
+      return DONE;
+    }
+    switch (input.method) {
+      case "POST":
+        return post(input, target);
+      case "DELETE":
+        return remove(input, target);
+      case "GET":
+        return listen(input, target);
+      default:
+        refuseUnread(input, target, 405, METHOD_NOT_ALLOWED, { allow: allowHeader });
+        return DONE;
+    }
+  }
+
+  /** Any other path: `/health`, the OAuth metadata, `/metrics`, else 404. */
+  async function elsewhere(input: RequestInput, target: ResponseTarget): Promise<void> {
     const route = input.path;
     const headers = input.headers as IncomingHttpHeaders;
-    if (route === path || input.endpoint === true) {
-      if (!originPolicy.allows(headers)) {
-        refuseUnread(input, target, 403, FORBIDDEN);
-        return;
-      }
-      switch (input.method) {
-        case "POST":
-          return post(input, target);
-        case "DELETE":
-          return remove(input, target);
-        case "GET":
-          return listen(input, target);
-        default:
-          refuseUnread(input, target, 405, METHOD_NOT_ALLOWED, { allow: allowHeader });
-          return;
-      }
-    }
     if (route === "/health" && (input.method === "GET" || input.method === "HEAD")) {
       input.body.skip();
       return writeJson(target, 200, HEALTH_JSON);

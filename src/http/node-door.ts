@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 import type { RequestCore } from "./endpoint.js";
-import { readBody } from "./read-body.js";
+import { bufferedBody, readBody } from "./read-body.js";
 import {
   type BodyOutcome,
   type BodySource,
@@ -46,8 +46,9 @@ class NodeResponse implements ResponseTarget, CloseSignal {
   constructor(res: ServerResponse) {
     this.res = res;
     (res as TaggedResponse)[TARGET] = this;
-    // A module-level listener (its `this` is the response): no closure per request.
-    res.once("close", onResponseClose);
+    // A module-level listener (its `this` is the response): no closure per request. `on`, not
+    // `once`: a response closes once, and `once` would wrap the listener per request.
+    res.on("close", onResponseClose);
     if (res.destroyed) this.closed = true;
   }
 
@@ -214,6 +215,13 @@ class NodeRequest implements RequestInput, BodySource {
       this.response?.writeContinue();
     }
     return readBody(this.native, limit, timeoutMs);
+  }
+
+  readNow(limit: number): BodyOutcome | undefined {
+    if (this.preRead !== undefined) return this.preRead;
+    // A client waiting for `100 Continue` has sent no body yet: read() tells it to go on.
+    if (this.continuePending) return undefined;
+    return bufferedBody(this.native, limit);
   }
 
   skip(): void {

@@ -25,6 +25,43 @@ export function declaredTooLarge(contentLength: string | undefined, limit: numbe
   return !Number.isFinite(length) || length > limit;
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
+/**
+ * The whole body without waiting, when node's parser has already handed all of it over and
+ * nobody has read from the stream: one `read()` of what is buffered, no listeners, no promise.
+ * A small body comes in the packet of its headers; the parser passes it on before it reports the
+ * message complete, and a request's handler that resumes on a microtask runs in between, so a
+ * body is whole when the message is complete or when the bytes buffered are its declared
+ * `Content-Length` (the parser never passes more than that: RFC 9112 §6.3). {@link BODY_TOO_LARGE}
+ * when it exceeds `limit` (nothing is read then); undefined when the body is not all there yet
+ * (then {@link readBody} waits for it). Node documents the fields read here:
+ * https://nodejs.org/api/http.html#class-httpincomingmessage, https://nodejs.org/api/stream.html#readable-streams.
+ *
+ * @example
+ * ```ts
+ * const body = bufferedBody(req, 1_048_576) ?? (await readBody(req, 1_048_576, 10_000));
+ * ```
+ */
+export function bufferedBody(
+  req: IncomingMessage,
+  limit: number,
+): Buffer | typeof BODY_TOO_LARGE | undefined {
+  if (req.destroyed || req.readableFlowing !== null || req.readableDidRead) return undefined;
+  const length = req.readableLength;
+  const complete = req.complete;
+  if (!complete) {
+    const declared = req.headers["content-length"];
+    if (declared === undefined || length === 0 || Number(declared) !== length) return undefined;
+  }
+  if (length > limit) return BODY_TOO_LARGE;
+  const body = req.read() as Buffer | null;
+  // The end of the message is still to come: the stream flows on to it, so it ends (and is
+  // released) as a stream read to its end does.
+  if (!complete) req.resume();
+  return body ?? NO_BYTES;
+}
+
 /**
  * Reads the whole body, at most `limit` bytes. Resolves the bytes, or {@link BODY_TOO_LARGE} as
  * soon as the limit is crossed (reading stops there: the stream is paused, so node stops reading
