@@ -121,7 +121,10 @@ export interface SessionHooks {
 export interface DispatchObserver {
   /** A tool call ended (metrics per tool). */
   toolCall?(tool: string, outcome: ToolOutcome): void;
-  /** A handler is about to run. */
+  /**
+   * A handler is about to run. When the observers have `requestStarted`, only for handlers of
+   * requests one of them follows.
+   */
   handlerStarted?(info: HandlerInfo): void;
   /** A handler ended (answered, failed, was cancelled, or was abandoned: `killed`). */
   handlerEnded?(info: HandlerInfo, end: HandlerEnd): void;
@@ -132,7 +135,10 @@ export interface DispatchObserver {
    * {@link HandlerInfo.request} is then null.
    */
   requestStarted?(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined;
-  /** Runs the user's handler (`run`) inside the observer's context: tracing makes its span active. */
+  /**
+   * Runs the user's handler (`run`) inside the observer's context: tracing makes its span active.
+   * When the observers have `requestStarted`, only for handlers of requests one of them follows.
+   */
   runHandler?(info: HandlerInfo, run: () => unknown): unknown;
 }
 
@@ -603,14 +609,16 @@ export class Dispatcher implements HandlerCallHost {
   /** HandlerCallHost: runs the handler, inside the observer's context if it has one. */
   invoke(call: HandlerCall): unknown {
     const observer = this.observer;
-    if (observer?.runHandler === undefined) return call.invocation.invoke(call);
+    if (observer?.runHandler === undefined || unfollowed(observer, call)) {
+      return call.invocation.invoke(call);
+    }
     return observer.runHandler(call.info, () => call.invocation.invoke(call));
   }
 
   /** HandlerCallHost. */
   started(call: HandlerCall): void {
     const observer = this.observer;
-    if (observer?.handlerStarted === undefined) return;
+    if (observer?.handlerStarted === undefined || unfollowed(observer, call)) return;
     try {
       observer.handlerStarted(call.info);
     } catch {
@@ -1347,6 +1355,11 @@ export class Dispatcher implements HandlerCallHost {
  */
 function modernTrackOptions(sink: ResponseSink): TrackOptions {
   return { lifetime: sink.lifetime, notifiable: false };
+}
+
+/** A call whose request the observers were offered (`requestStarted`) and none follows. */
+function unfollowed(observer: DispatchObserver, call: HandlerCall): boolean {
+  return call.request === null && observer.requestStarted !== undefined;
 }
 
 function visibilityOf(meta: RequestMeta): VisibilityContext {

@@ -220,7 +220,8 @@ export class HandlerCall implements ToolContext, SinkListener {
   /** The worker task of an isolated tool while it runs. */
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
-  private readonly request: RequestInfo | null;
+  /** The request as observers were told of it; null when none follows it. */
+  readonly request: RequestInfo | null;
   private asker: ClientAsker | null;
   /** See {@link HandlerCallOptions.serverAsks}; undefined once made (or when there is none). */
   private serverAsks: Readonly<Record<string, unknown>> | null | undefined;

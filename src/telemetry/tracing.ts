@@ -55,12 +55,24 @@ class RequestTracing implements DispatchObserver {
   private readonly requests = new WeakMap<RequestInfo, TracedSink>();
   private readonly handlers = new WeakMap<HandlerInfo, HandlerSpan>();
 
+  /**
+   * What the global provider delegates to while no SDK is registered (the API's no-op
+   * provider); null when spans come from a provider given in the options.
+   */
+  private readonly noSdk: unknown;
+
   constructor(
     private readonly api: OpenTelemetryApi,
     private readonly tracer: Tracer,
-  ) {}
+    global: boolean,
+  ) {
+    this.noSdk = global ? new api.ProxyTracerProvider().getDelegate() : null;
+  }
 
   requestStarted(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined {
+    // No SDK registered behind the global provider (yet: it may come at any time): the span would
+    // be the API's no-op span, which records nothing, so none is made.
+    if (this.noSdk !== null && this.sdkMissing()) return undefined;
     const { api } = this;
     const parent = this.parentOf(info);
     // The method is known to samplers from the start; the rest only once the span records.
@@ -94,12 +106,13 @@ class RequestTracing implements DispatchObserver {
   }
 
   runHandler(info: HandlerInfo, run: () => unknown): unknown {
-    const handler = this.handlers.get(info);
+    // A handler has a span only when its request has one (handlerStarted).
+    const handler = info.request === null ? undefined : this.handlers.get(info);
     return handler === undefined ? run() : this.api.context.with(handler.context, run);
   }
 
   handlerEnded(info: HandlerInfo, end: HandlerEnd): void {
-    const handler = this.handlers.get(info);
+    const handler = info.request === null ? undefined : this.handlers.get(info);
     if (handler === undefined) return;
     this.handlers.delete(info);
     const { span } = handler;
@@ -135,6 +148,19 @@ class RequestTracing implements DispatchObserver {
       }
     }
     span.end();
+  }
+
+  /**
+   * Whether the global tracer provider still delegates to the API's no-op provider (how
+   * `trace.setGlobalTracerProvider` and an SDK's `register()` install theirs:
+   * https://open-telemetry.github.io/opentelemetry-js/classes/_opentelemetry_api.ProxyTracerProvider.html).
+   * A provider registered some other way counts as an SDK.
+   */
+  private sdkMissing(): boolean {
+    const provider = this.api.trace.getTracerProvider();
+    return (
+      provider instanceof this.api.ProxyTracerProvider && provider.getDelegate() === this.noSdk
+    );
   }
 
   /** The parent context and the links of a request's span. */
@@ -457,5 +483,9 @@ export function createTracing(
 ): DispatchObserver {
   const otel = api as OpenTelemetryApi;
   const source = provider ?? otel.trace.getTracerProvider();
-  return new RequestTracing(otel, source.getTracer("conduit-mcp", version) as Tracer);
+  return new RequestTracing(
+    otel,
+    source.getTracer("conduit-mcp", version) as Tracer,
+    provider === undefined,
+  );
 }
