@@ -146,9 +146,9 @@ describe("DispatchObserver and the method table", () => {
     await registry.close();
   });
 
-  test("a request an observer follows keeps one HandlerInfo from start to end; one it does not follow has request null", async () => {
+  test("a request an observer follows keeps one HandlerInfo from start to end; one it does not follow has request null and no start or context hook", async () => {
     const registry = new CancellationRegistry({ janitor: false });
-    const seen: { started: HandlerInfo; ran: HandlerInfo; ended: HandlerInfo }[] = [];
+    const seen: { started: HandlerInfo | null; ran: HandlerInfo | null; ended: HandlerInfo }[] = [];
     let started: HandlerInfo | null = null;
     let ran: HandlerInfo | null = null;
     const dispatcher = new Dispatcher({
@@ -170,7 +170,9 @@ describe("DispatchObserver and the method table", () => {
           return run();
         },
         handlerEnded: (info) => {
-          seen.push({ started: started as never, ran: ran as never, ended: info });
+          seen.push({ started, ran, ended: info });
+          started = null;
+          ran = null;
         },
       },
     });
@@ -188,8 +190,10 @@ describe("DispatchObserver and the method table", () => {
     assert.equal(followed.started, followed.ended);
     assert.equal(followed.ended.request?.requestId, 1);
     assert.equal(unfollowed.ended.request, null);
-    assert.equal(unfollowed.started.request, null);
     assert.equal(unfollowed.ended.requestId, 2);
+    // Nobody follows it: the per-handler hooks of the followers are skipped (tracing's are).
+    assert.equal(unfollowed.started, null);
+    assert.equal(unfollowed.ran, null);
     await registry.close();
   });
 
