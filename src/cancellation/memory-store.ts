@@ -76,6 +76,8 @@ export class MemoryCancellationStore implements CancellationStore {
   /** Insertion counter: orders {@link rows} across scopes (ties in time included). */
   private sequence = 0;
   private readonly inFlight = new Map<string, Map<string, string | Set<string>>>();
+  /** The scope whose table in `inFlight` is kept while empty (at most one), or null. */
+  private resting: string | null = null;
   private lastStamp = Number.NEGATIVE_INFINITY;
   private closed = false;
 
@@ -161,6 +163,8 @@ export class MemoryCancellationStore implements CancellationStore {
     if (ids === undefined) {
       ids = new Map();
       this.inFlight.set(scope, ids);
+    } else if (scope === this.resting) {
+      this.resting = null;
     }
     const held = ids.get(requestId);
     if (held === undefined) ids.set(requestId, handleId);
@@ -182,7 +186,13 @@ export class MemoryCancellationStore implements CancellationStore {
       held.delete(handleId);
       if (held.size === 1) ids.set(requestId, held.values().next().value as string);
     }
-    if (ids.size === 0) this.inFlight.delete(scope);
+    if (ids.size === 0 && scope !== this.resting) {
+      // Kept for the scope's next call, in place of the one kept before (at most one empty
+      // table: calls that follow one another do not build and drop a table each).
+      const resting = this.resting;
+      if (resting !== null && this.inFlight.get(resting)?.size === 0) this.inFlight.delete(resting);
+      this.resting = scope;
+    }
     return RESOLVED_VOID;
   }
 
@@ -226,6 +236,7 @@ export class MemoryCancellationStore implements CancellationStore {
     this.scopes.clear();
     this.rowCount = 0;
     this.inFlight.clear();
+    this.resting = null;
     return RESOLVED_VOID;
   }
 

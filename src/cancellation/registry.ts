@@ -171,6 +171,8 @@ export class CancellationRegistry {
   private readonly ownsStore: boolean;
   /** scope → request id → local handle(s); nested so no key separator can collide. */
   private readonly handles = new Map<string, Map<string, HandleSlot>>();
+  /** The scope whose table in `handles` is kept while empty (at most one), or null. */
+  private resting: string | null = null;
   /** Handles without a usable id: not in the store, but reachable by abortAll. */
   private readonly untracked = new Set<LocalRequestHandle>();
   private registered = 0;
@@ -557,6 +559,8 @@ export class CancellationRegistry {
     if (ids === undefined) {
       ids = new Map();
       this.handles.set(scope, ids);
+    } else if (scope === this.resting) {
+      this.resting = null;
     }
     const slot = ids.get(requestId);
     if (slot === undefined) ids.set(requestId, handle);
@@ -584,6 +588,13 @@ export class CancellationRegistry {
       if (slot.length === 1) ids.set(requestId, slot[0] as LocalRequestHandle);
       else if (slot.length === 0) ids.delete(requestId);
     }
-    if (ids.size === 0) this.handles.delete(scope);
+    if (ids.size === 0 && scope !== this.resting) {
+      // The scope's empty table stays for its next request, in place of the one that stayed
+      // before (at most one empty table is kept: a client whose calls follow one another does
+      // not build and drop a table per call).
+      const resting = this.resting;
+      if (resting !== null && this.handles.get(resting)?.size === 0) this.handles.delete(resting);
+      this.resting = scope;
+    }
   }
 }

@@ -67,6 +67,8 @@ export class OriginPolicy {
   /** Set when the server listens on a loopback address. */
   loopbackOnly = false;
   private readonly allowed: ReadonlySet<string>;
+  /** The last `Host` value that matched {@link LOOPBACK_HOST}, or null. */
+  private loopbackHost: string | null = null;
 
   constructor(allowedOrigins: readonly string[] | undefined) {
     if (allowedOrigins !== undefined && !Array.isArray(allowedOrigins)) {
@@ -80,7 +82,13 @@ export class OriginPolicy {
     const origin = headers.origin;
     if (this.loopbackOnly) {
       const host = headers.host;
-      if (host === undefined || !LOOPBACK_HOST.test(host)) return false;
+      if (host === undefined) return false;
+      // The last Host value found to be a loopback name is remembered (one string): clients send
+      // the same one on every request, so the pattern runs once per new value, not per request.
+      if (host !== this.loopbackHost) {
+        if (!LOOPBACK_HOST.test(host)) return false;
+        this.loopbackHost = host;
+      }
       if (origin === undefined) return true;
       return LOOPBACK_ORIGIN.test(origin) || this.allowed.has(origin.toLowerCase());
     }

@@ -2,7 +2,10 @@
  * Per-scope concurrency counters, so that one tenant cannot exhaust the server. A
  * scope is the one the cancellation uses (`session:` > `principal:` > `ip:` bucket, identity/scope),
  * so one IPv6 /64 rotating its addresses is one counter. One `Map` of integers: O(1) per acquire
- * and release, and an entry is deleted when it returns to 0, so idle scopes cost no memory.
+ * and release, and an entry is deleted when it returns to 0, so idle scopes cost no memory —
+ * except the one that returned to 0 last, which rests at 0 until another scope does: a client
+ * whose requests follow one another does not delete and re-add its entry each time (a `Map`
+ * that keeps losing and regaining its only entry is rebuilt over and over).
  */
 
 /**
@@ -22,6 +25,8 @@ export class ScopeLimiter {
   readonly maxTotal: number;
   private readonly counts = new Map<string, number>();
   private held = 0;
+  /** The scope whose entry rests at 0 (at most one), or null. */
+  private resting: string | null = null;
 
   constructor(maxPerScope: number, maxTotal: number) {
     this.maxPerScope = maxPerScope;
@@ -34,6 +39,7 @@ export class ScopeLimiter {
     const count = this.counts.get(scope) ?? 0;
     if (count >= this.maxPerScope) return SCOPE_LIMIT;
     this.counts.set(scope, count + 1);
+    if (count === 0 && scope === this.resting) this.resting = null;
     this.held++;
     return ACQUIRED;
   }
@@ -41,9 +47,16 @@ export class ScopeLimiter {
   /** Gives one unit of `scope` back (call exactly once per successful acquire). */
   release(scope: string): void {
     const count = this.counts.get(scope);
-    if (count === undefined) return; // never below 0, whatever a caller does
-    if (count <= 1) this.counts.delete(scope);
-    else this.counts.set(scope, count - 1);
+    if (count === undefined || count === 0) return; // never below 0, whatever a caller does
+    if (count === 1) {
+      // It rests at 0 in place of the one that rested before (deleted now: still at 0).
+      const resting = this.resting;
+      if (resting !== null && resting !== scope) this.counts.delete(resting);
+      this.counts.set(scope, 0);
+      this.resting = scope;
+    } else {
+      this.counts.set(scope, count - 1);
+    }
     this.held--;
   }
 
@@ -57,9 +70,9 @@ export class ScopeLimiter {
     return this.held;
   }
 
-  /** Scopes holding at least one unit (entries are deleted at 0). */
+  /** Scopes holding at least one unit. */
   get scopes(): number {
-    return this.counts.size;
+    return this.resting === null ? this.counts.size : this.counts.size - 1;
   }
 }
 
