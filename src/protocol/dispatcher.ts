@@ -64,7 +64,7 @@ import { replyOf } from "./pending-server-requests.js";
 import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
 import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
 import type { RequestInfo, RequestMeta } from "./request-info.js";
-import { argumentsDigest } from "./request-state.js";
+import { CallBinding } from "./request-state.js";
 import { ResourceCollection } from "./resource-collection.js";
 import { isResourceUri, toContents } from "./resource-contents.js";
 import type { ResourceSubscriptions } from "./resource-subscriptions.js";
@@ -720,17 +720,12 @@ export class Dispatcher implements HandlerCallHost {
     } else if (ASKING_METHODS.has(invocation.method)) {
       // The arguments' digest is a SHA-256 over their canonical JSON: computed only when a
       // requestState is opened or sealed, never for a call that does not ask.
-      const args = request.params?.arguments;
-      let digest: string | undefined;
-      const binding = {
-        method: invocation.method,
-        name: invocation.name,
-        scope: meta.scope,
-        get argumentsDigest(): string {
-          digest ??= argumentsDigest(args);
-          return digest;
-        },
-      };
+      const binding = new CallBinding(
+        invocation.method,
+        invocation.name,
+        meta.scope,
+        request.params?.arguments,
+      );
       const opened = openInputRound(
         request.params,
         this.asking,

@@ -40,6 +40,33 @@ export interface StateBinding {
   readonly argumentsDigest: string;
 }
 
+/**
+ * The binding of one call, its digest computed on first use: only a call that opens or seals a
+ * requestState needs it. A class, so that each call's binding is a small object of one shape (an
+ * object literal with a getter is built in the slow dictionary form).
+ *
+ * @example
+ * ```ts
+ * const binding = new CallBinding("tools/call", "confirm", "principal:alice", { amount: 5 });
+ * binding.argumentsDigest; // computed now, once
+ * ```
+ */
+export class CallBinding implements StateBinding {
+  private digest: string | undefined = undefined;
+
+  constructor(
+    readonly method: string,
+    readonly name: string,
+    readonly scope: string,
+    private readonly args: unknown,
+  ) {}
+
+  get argumentsDigest(): string {
+    this.digest ??= argumentsDigest(this.args);
+    return this.digest;
+  }
+}
+
 /** What {@link RequestStateSealer} takes. */
 export interface RequestStateSealerOptions {
   /**
