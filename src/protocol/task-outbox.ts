@@ -27,7 +27,7 @@ import type { TaskStore } from "../tasks/task-store.js";
 import { isPlainObject, notificationJson } from "./json-rpc.js";
 import type { ResponseSink, SinkListener } from "./response-sink.js";
 import { ServerRequestAsker, type ServerRequestSettings } from "./server-requests.js";
-import { META_RELATED_TASK } from "./task-wire.js";
+import { META_RELATED_TASK, storedInputRequests } from "./task-wire.js";
 
 /** What {@link TaskOutbox} takes. */
 export interface TaskOutboxOptions {
@@ -194,14 +194,7 @@ function ignore(): void {}
  */
 export function storedQuestions(inputRequests: string | null): Map<string, string> {
   const questions = new Map<string, string>();
-  if (inputRequests === null) return questions;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(inputRequests);
-  } catch {
-    return questions;
-  }
-  if (!isPlainObject(parsed)) return questions;
+  const parsed = storedInputRequests(inputRequests) ?? {};
   for (const [id, message] of Object.entries(parsed)) {
     if (!isPlainObject(message) || typeof message.method !== "string") continue;
     const params = isPlainObject(message.params) ? message.params : {};
@@ -221,14 +214,7 @@ export function storedQuestions(inputRequests: string | null): Map<string, strin
  */
 export function storedWithdrawals(inputRequests: string | null): Map<string, string> {
   const withdrawn = new Map<string, string>();
-  if (inputRequests === null) return withdrawn;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(inputRequests);
-  } catch {
-    return withdrawn;
-  }
-  if (!isPlainObject(parsed)) return withdrawn;
+  const parsed = storedInputRequests(inputRequests) ?? {};
   for (const [id, entry] of Object.entries(parsed)) {
     if (!isPlainObject(entry) || typeof entry.withdrawn !== "string") continue;
     const reason = entry.withdrawn.slice(0, MAX_REASON_LENGTH);

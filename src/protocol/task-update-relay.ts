@@ -15,7 +15,7 @@
  */
 import { createHash } from "node:crypto";
 
-import { isPlainObject } from "./json-rpc.js";
+import { storedInputRequests } from "./task-wire.js";
 
 /**
  * The bus route of the task runs of the node whose store id is `nodeId`: `t` and 21 base64url
@@ -44,14 +44,8 @@ export function outstandingResponses(
   inputRequests: string | null,
   responses: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> | null {
-  if (inputRequests === null) return null;
-  let asked: unknown;
-  try {
-    asked = JSON.parse(inputRequests);
-  } catch {
-    return null;
-  }
-  if (!isPlainObject(asked)) return null;
+  const asked = storedInputRequests(inputRequests);
+  if (asked === null) return null;
   // No prototype: a key such as `__proto__` is kept as an entry, never as a prototype.
   const kept: Record<string, unknown> = Object.create(null);
   let count = 0;

@@ -13,12 +13,34 @@
  */
 import { ErrorCode } from "../errors.js";
 import type { TaskRecord } from "../tasks/task-store.js";
+import { isPlainObject } from "./json-rpc.js";
 
 /** The `_meta` key tying a message to its task (2025-11-25, "Related Task Metadata"). */
 export const META_RELATED_TASK = "io.modelcontextprotocol/related-task";
 
 /** The 2026-07-28 extension's identifier (SEP-2663, "Extension Identifier"). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/**
+ * A record's `inputRequests` text as the map it holds (key or request id → entry), or null when
+ * there is none or the text is not a JSON object: a record of a shared store is not trusted
+ * blindly.
+ *
+ * @example
+ * ```ts
+ * storedInputRequests('{"a":{"method":"roots/list"}}'); // { a: { method: "roots/list" } }
+ * ```
+ */
+export function storedInputRequests(inputRequests: string | null): Record<string, unknown> | null {
+  if (inputRequests === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(inputRequests);
+  } catch {
+    return null;
+  }
+  return isPlainObject(parsed) ? parsed : null;
+}
 
 /** The 2025-11-25 `Task` object. */
 export function legacyTask(task: TaskRecord): Record<string, unknown> {
