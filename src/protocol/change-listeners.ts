@@ -43,8 +43,16 @@ export interface ChangeListener {
   readonly send: (json: string) => void;
   /** Ends it gracefully (server shutdown): the listen request is answered, the stream closed. */
   readonly complete: () => void;
-  /** The state last told (or acknowledged) per task id it named (task-notifications.ts). */
+  /**
+   * The state last told (or acknowledged) per task id it was acknowledged for
+   * (task-notifications.ts); a named id missing here is never told.
+   */
   readonly taskStatuses: Map<string, string>;
+  /**
+   * Until its acknowledgement is sent (its tasks are being read): the ids of named tasks that
+   * changed meanwhile, read again once it is sent; then null.
+   */
+  heldTasks: Set<string> | null;
 }
 
 /** Why {@link ChangeListeners.add} refused. */

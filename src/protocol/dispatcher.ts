@@ -75,7 +75,7 @@ import {
   type ServerRequestSettings,
   serverRequestSettings,
 } from "./server-requests.js";
-import { taskStateKey } from "./task-notifications.js";
+import { notifyTaskListener, taskStateKey } from "./task-notifications.js";
 import {
   missingTasksExtension,
   type TaskAnswer,
@@ -234,6 +234,11 @@ export interface MethodDefinition {
   run(request: MethodRequest): Promise<void>;
 }
 
+/**
+ * Most list and resource changes a `subscriptions/listen` keeps while its tasks are read, before
+ * its acknowledgement (later ones in that window are dropped, as before the listener existed).
+ */
+const MAX_EARLY_CHANGES = 64;
 const EMPTY_RESULT = "{}";
 const STORE_FULL: SessionCreation = { id: null, refused: "full" };
 const TOO_MANY_SESSIONS =
@@ -828,7 +833,7 @@ export class Dispatcher implements HandlerCallHost {
    * reading (no response then), or the server shuts down (a `complete` result, then the end).
    * The request holds its scope's request and stream units while it lasts.
    */
-  private async listen(request: MethodRequest, table: ChangeListeners): Promise<void> {
+  private listen(request: MethodRequest, table: ChangeListeners): Promise<void> {
     let filter = parseListenFilter(request.params?.notifications, table.maxUris, this.maxUriLength);
     if (typeof filter === "string") {
       return this.answerError(request, ErrorCode.InvalidParams, filter);
@@ -841,22 +846,16 @@ export class Dispatcher implements HandlerCallHost {
         "subscriptions/listen needs a stream: accept text/event-stream.",
       );
     }
-    // SEP-2663, "Task Status Notifications": task ids need the extension declared (-32021); only
-    // the caller's own tasks are acknowledged (another scope's id is left out, as an unknown one).
-    const taskStatuses = new Map<string, string>();
-    if (filter.taskIds.length > 0) {
-      const tasks = this.tasks;
-      if (
-        tasks !== null &&
-        !TaskService.declaresExtension(request.modern?.clientCapabilities ?? {})
-      ) {
-        return this.answerTask(request, missingTasksExtension(request.id));
-      }
-      const visible = tasks === null ? [] : await tasks.visible(request.meta.scope, filter.taskIds);
-      for (const task of visible) taskStatuses.set(task.taskId, taskStateKey(task));
-      filter = { ...filter, taskIds: [...taskStatuses.keys()] };
+    // SEP-2663, "Task Status Notifications": task ids need the extension declared (-32021).
+    const tasks = filter.taskIds.length > 0 ? this.tasks : null;
+    if (
+      tasks !== null &&
+      !TaskService.declaresExtension(request.modern?.clientCapabilities ?? {})
+    ) {
+      return this.answerTask(request, missingTasksExtension(request.id));
     }
-    const acknowledged = filter;
+    if (tasks === null) filter = { ...filter, taskIds: [] };
+    const requested = filter;
     const subscriptionIdJson = JSON.stringify(request.id);
     return new Promise<void>((resolve) => {
       let done = false;
@@ -885,17 +884,23 @@ export class Dispatcher implements HandlerCallHost {
         if (handle.requestId !== null)
           this.registry.clear(request.id, request.meta.scope).catch(noop);
       };
+      // Changes heard before the acknowledgement is sent (it goes first), sent right after it.
+      let early: string[] | null = [];
       const listener: ChangeListener = {
         scope: request.meta.scope,
-        filter: acknowledged,
+        filter: requested,
         subscriptionIdJson,
-        taskStatuses,
+        taskStatuses: new Map(),
+        heldTasks: tasks === null ? null : new Set(),
         send: (json) => {
           if (sink.ended) finish(false);
-          else void sink.notify(json);
+          else if (early === null) void sink.notify(json);
+          else if (early.length < MAX_EARLY_CHANGES) early.push(json);
         },
         complete: () => finish(true),
       };
+      // Added before any task is read: the bounds refuse first, and a task that changes while
+      // its state is read is heard (held until the acknowledgement, then read again).
       const refused = table.add(listener);
       if (refused !== null) {
         done = true;
@@ -911,10 +916,44 @@ export class Dispatcher implements HandlerCallHost {
       // A hang-up, a cut for not reading, or a cancel frees the listener at once.
       sink.setListener({ onDisconnect: () => finish(false) });
       handle.setAbortListener({ handleEvent: () => finish(false) });
-      void sink.notify(
-        `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"${SUBSCRIPTION_ID_KEY}":${subscriptionIdJson}},"notifications":${JSON.stringify(acknowledgedFilter(acknowledged))}}}`,
+      const acknowledge = (): void => {
+        if (done) return;
+        // Only the caller's own tasks are acknowledged (another scope's id is left out, as an
+        // unknown one); the others stay named but are never told (task-notifications.ts).
+        const acknowledged = { ...requested, taskIds: [...listener.taskStatuses.keys()] };
+        void sink.notify(
+          `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"${SUBSCRIPTION_ID_KEY}":${subscriptionIdJson}},"notifications":${JSON.stringify(acknowledgedFilter(acknowledged))}}}`,
+        );
+        for (const json of early ?? []) void sink.notify(json);
+        early = null;
+        if (sink.ended || handle.aborted) {
+          finish(false);
+          return;
+        }
+        const held = listener.heldTasks;
+        listener.heldTasks = null;
+        if (tasks === null || held === null) return;
+        for (const taskId of held) void notifyTaskListener(listener, tasks.store, taskId);
+      };
+      if (tasks === null) {
+        acknowledge();
+        return;
+      }
+      tasks.visible(request.meta.scope, requested.taskIds).then(
+        (visible) => {
+          for (const task of visible) listener.taskStatuses.set(task.taskId, taskStateKey(task));
+          acknowledge();
+        },
+        () => {
+          // The task store failed (an outage): answered as any method that threw.
+          if (done) return;
+          done = true;
+          table.remove(listener);
+          sink.setListener(null);
+          handle.setAbortListener(null);
+          void this.answer(request, internalErrorJson(request.id)).then(resolve, resolve);
+        },
       );
-      if (sink.ended) finish(false);
     });
   }
 

@@ -14,7 +14,11 @@
  * it.
  */
 import type { TaskStore } from "../tasks/task-store.js";
-import { type ChangeListeners, SUBSCRIPTION_ID_KEY } from "./change-listeners.js";
+import {
+  type ChangeListener,
+  type ChangeListeners,
+  SUBSCRIPTION_ID_KEY,
+} from "./change-listeners.js";
 import { notificationJson } from "./json-rpc.js";
 import { detailedTask, legacyTask } from "./task-wire.js";
 
@@ -50,29 +54,49 @@ export async function notifyTaskListeners(
   const { taskId } = changed;
   // Only listeners of the task's own scope could have been acknowledged for it.
   const targets = listeners.listenersOfTask(taskId).filter((l) => l.scope === changed.scope);
-  await Promise.all(
-    targets.map(async (listener) => {
-      let task: Awaited<ReturnType<TaskStore["get"]>>;
-      try {
-        task = await store.get(listener.scope, taskId);
-      } catch {
-        return;
-      }
-      if (task === undefined) return;
-      const state = taskStateKey(task);
-      if (listener.taskStatuses.get(taskId) === state) return;
-      listener.taskStatuses.set(taskId, state);
-      const params = {
-        ...detailedTask(task),
-        _meta: { [SUBSCRIPTION_ID_KEY]: JSON.parse(listener.subscriptionIdJson) as unknown },
-      };
-      try {
-        listener.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/tasks", params }));
-      } catch {
-        // A failing stream is its own (its exchange cuts and removes it).
-      }
-    }),
-  );
+  await Promise.all(targets.map((listener) => notifyTaskListener(listener, store, taskId)));
+}
+
+/**
+ * Tells one listener the current state of task `taskId`, read under the listener's scope, when
+ * it was acknowledged for the task and was last told another state. A listener whose
+ * acknowledgement is not sent yet only notes the change ({@link ChangeListener.heldTasks}): it
+ * is read again once that is sent. Never rejects.
+ *
+ * @example
+ * ```ts
+ * await notifyTaskListener(listener, store, taskId);
+ * ```
+ */
+export async function notifyTaskListener(
+  listener: ChangeListener,
+  store: TaskStore,
+  taskId: string,
+): Promise<void> {
+  if (listener.heldTasks !== null) {
+    listener.heldTasks.add(taskId);
+    return;
+  }
+  if (!listener.taskStatuses.has(taskId)) return;
+  let task: Awaited<ReturnType<TaskStore["get"]>>;
+  try {
+    task = await store.get(listener.scope, taskId);
+  } catch {
+    return;
+  }
+  if (task === undefined) return;
+  const state = taskStateKey(task);
+  if (listener.taskStatuses.get(taskId) === state) return;
+  listener.taskStatuses.set(taskId, state);
+  const params = {
+    ...detailedTask(task),
+    _meta: { [SUBSCRIPTION_ID_KEY]: JSON.parse(listener.subscriptionIdJson) as unknown },
+  };
+  try {
+    listener.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/tasks", params }));
+  } catch {
+    // A failing stream is its own (its exchange cuts and removes it).
+  }
 }
 
 /**

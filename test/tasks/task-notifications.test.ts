@@ -8,7 +8,11 @@
  * - each status change of a named task arrives as the full `DetailedTask` (`inputRequests` while
  *   it waits, `result` once completed), tagged with the subscription id; nothing of another
  *   tenant's task arrives;
- * - task ids without the extension declared are -32021.
+ * - task ids without the extension declared are -32021;
+ * - a task that ends while the listen reads its state (before the acknowledgement) is still told
+ *   once the acknowledgement is sent, and a list change heard then comes after the
+ *   acknowledgement; a scope at its listener bound is refused before any task is
+ *   read.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -16,6 +20,8 @@ import { after, before, describe, test } from "node:test";
 import { z } from "zod";
 
 import { createMcpServer, defineTool, type McpServer } from "../../src/server/index.js";
+import { MemoryTaskStore } from "../../src/tasks/memory-task-store.js";
+import type { TaskRecord } from "../../src/tasks/task-store.js";
 import { openListen } from "../subscriptions/listen-helpers.js";
 import { modern, TASKS_EXTENSION } from "./wire.js";
 
@@ -148,6 +154,160 @@ describe("notifications/tasks on subscriptions/listen", () => {
     } finally {
       listen.close();
       await modern(url, "tasks/cancel", { taskId: mine }, { token: ALICE });
+    }
+  });
+});
+
+/** A memory store whose reads of one armed task id return the state read, but only once released. */
+class HeldReadStore extends MemoryTaskStore {
+  reads = 0;
+  armed: string | null = null;
+  /** Resolves when an armed read has started; its state is already read then. */
+  started: Promise<void> = new Promise(() => {});
+  private release: () => void = () => {};
+  private startedNow: () => void = () => {};
+
+  arm(taskId: string): () => void {
+    this.armed = taskId;
+    this.started = new Promise((resolve) => {
+      this.startedNow = resolve;
+    });
+    const held = new Promise<void>((resolve) => {
+      this.release = resolve;
+    });
+    this.heldUntil = held;
+    return () => this.release();
+  }
+
+  private heldUntil: Promise<void> = Promise.resolve();
+
+  override async get(scope: string, taskId: string): Promise<TaskRecord | undefined> {
+    this.reads++;
+    const task = await super.get(scope, taskId);
+    if (taskId === this.armed) {
+      this.armed = null;
+      this.startedNow();
+      await this.heldUntil;
+    }
+    return task;
+  }
+}
+
+describe("subscriptions/listen naming tasks, while their state is read", () => {
+  let server: McpServer;
+  let url: string;
+  const store = new HeldReadStore();
+  const finishes = new Map<string, () => void>();
+
+  before(async () => {
+    server = createMcpServer({
+      tools: [
+        defineTool({
+          name: "finish_on_cue",
+          description: "Runs as a task until the test finishes it",
+          task: "required",
+          input: z.object({ cue: z.string() }),
+          handler: async ({ cue }) => {
+            await new Promise<void>((done) => finishes.set(cue, done));
+            return `finished ${cue}`;
+          },
+        }),
+      ],
+      tasks: { store },
+      auth: { tokens: { [ALICE]: "alice" } },
+      maxListenersPerScope: 1,
+      onError: false,
+    });
+    ({ url } = await server.listen({ host: "127.0.0.1", port: 0 }));
+  });
+  after(() => server.close());
+
+  const extension = {
+    capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    headers: { authorization: `Bearer ${ALICE}` },
+  };
+
+  async function create(cue: string): Promise<string> {
+    const created = await modern(
+      url,
+      "tools/call",
+      { name: "finish_on_cue", arguments: { cue } },
+      { token: ALICE },
+    );
+    assert.equal(created.json?.result?.resultType, "task", created.text);
+    return created.json.result.taskId;
+  }
+
+  async function finish(cue: string): Promise<void> {
+    for (let i = 0; i < 400 && !finishes.has(cue); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const done = finishes.get(cue);
+    assert.ok(done !== undefined, `the run ${cue} never started`);
+    done();
+  }
+
+  test("a task that ends while the listen reads it is told once acknowledged", async () => {
+    const taskId = await create("c1");
+    const release = store.arm(taskId);
+    // The response head comes with the acknowledgement, so the listen is awaited only below.
+    const opening = openListen(url, { taskIds: [taskId], toolsListChanged: true }, extension);
+    let listening: Awaited<typeof opening> | undefined;
+    try {
+      // The listen has read "working"; the task completes before that read returns.
+      await store.started;
+      // A list change heard meanwhile waits for the acknowledgement, which goes first.
+      server.tools.add(
+        defineTool({
+          name: "added",
+          description: "Added while the listen reads",
+          handler: () => "",
+        }),
+      );
+      await finish("c1");
+      for (let i = 0; i < 400; i++) {
+        const got = await modern(url, "tasks/get", { taskId }, { token: ALICE });
+        if (got.json?.result?.status === "completed") break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      release();
+      const listen = await opening;
+      listening = listen;
+      const ack = await listen.next((m) => m.method === "notifications/subscriptions/acknowledged");
+      assert.deepEqual((ack.params as Record<string, unknown>).notifications, {
+        toolsListChanged: true,
+        taskIds: [taskId],
+      });
+      assert.equal(listen.messages[0], ack);
+      await listen.next((m) => m.method === "notifications/tools/list_changed");
+      const done = await listen.next(
+        (m) =>
+          m.method === "notifications/tasks" &&
+          (m.params as Record<string, unknown>).status === "completed",
+        10_000,
+      );
+      assert.deepEqual((done.params as Record<string, unknown>).result, {
+        content: [{ type: "text", text: "finished c1" }],
+      });
+    } finally {
+      release();
+      (listening ?? (await opening)).close();
+    }
+  });
+
+  test("a scope at its listener bound is refused before any task is read", async () => {
+    const first = await openListen(url, { toolsListChanged: true }, extension);
+    try {
+      await first.next((m) => m.method === "notifications/subscriptions/acknowledged");
+      const ids = Array.from({ length: 64 }, (_, i) => `t${String(i).padStart(21, "0")}`);
+      const before = store.reads;
+      const refused = await openListen(url, { taskIds: ids }, extension);
+      await refused.ended;
+      const error = refused.messages[0]?.error as Record<string, unknown> | undefined;
+      assert.equal(error?.code, -32000, refused.text);
+      assert.equal(store.reads, before);
+    } finally {
+      first.close();
     }
   });
 });
