@@ -11,8 +11,8 @@
  * - task ids without the extension declared are -32021;
  * - a task that ends while the listen reads its state (before the acknowledgement) is still told
  *   once the acknowledgement is sent, and a list change heard then comes after the
- *   acknowledgement; a scope at its listener bound is refused before any task is
- *   read.
+ *   acknowledgement; a store failure during those reads answers -32603 (nothing of the error)
+ *   and frees the listener; a scope at its listener bound is refused before any task is read.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -181,8 +181,15 @@ class HeldReadStore extends MemoryTaskStore {
 
   private heldUntil: Promise<void> = Promise.resolve();
 
+  /** The next read of this id fails, as during an outage. */
+  failing: string | null = null;
+
   override async get(scope: string, taskId: string): Promise<TaskRecord | undefined> {
     this.reads++;
+    if (taskId === this.failing) {
+      this.failing = null;
+      throw new Error("store unreachable: redis://secret-host:6379");
+    }
     const task = await super.get(scope, taskId);
     if (taskId === this.armed) {
       this.armed = null;
@@ -292,6 +299,27 @@ describe("subscriptions/listen naming tasks, while their state is read", () => {
     } finally {
       release();
       (listening ?? (await opening)).close();
+    }
+  });
+
+  test("a store failure while the tasks are read answers -32603 and frees the listener", async () => {
+    const taskId = await create("c2");
+    store.failing = taskId;
+    const failed = await openListen(url, { taskIds: [taskId] }, extension);
+    await failed.ended;
+    const error = failed.messages[0]?.error as Record<string, unknown> | undefined;
+    assert.equal(error?.code, -32603, failed.text);
+    assert.doesNotMatch(failed.text, /secret-host/);
+    // The scope's one listener slot is free again.
+    const next = await openListen(url, { taskIds: [taskId] }, extension);
+    try {
+      const ack = await next.next((m) => m.method === "notifications/subscriptions/acknowledged");
+      assert.deepEqual((ack.params as Record<string, unknown>).notifications, {
+        taskIds: [taskId],
+      });
+    } finally {
+      next.close();
+      await finish("c2");
     }
   });
 
