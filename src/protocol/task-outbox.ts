@@ -60,6 +60,8 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
   private closed = false;
   /** Store writes in order, one at a time. */
   private writes: Promise<unknown> = Promise.resolve();
+  /** The end of the write queued and not started yet, or null. */
+  private pending: Promise<void> | null = null;
 
   constructor(options: TaskOutboxOptions) {
     this.store = options.store;
@@ -154,7 +156,11 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
 
   /** Writes the outstanding questions (and the status they imply) to the store, in order. */
   private publish(): Promise<void> {
+    // A write not started yet will write the state as it is then: one more would repeat it (a
+    // withdrawal is told twice at once: the ask ended, then its notifications/cancelled).
+    if (this.pending !== null) return this.pending;
     const next = this.writes.then(async () => {
+      this.pending = null;
       if (this.closed) return;
       const waiting = this.questions.size > 0;
       const listed: Record<string, unknown> = {};
@@ -167,7 +173,8 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
       this.changed();
     });
     this.writes = next.catch(ignore);
-    return this.writes.then(ignore);
+    this.pending = this.writes.then(ignore);
+    return this.pending;
   }
 }
 
