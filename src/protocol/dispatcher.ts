@@ -926,7 +926,7 @@ export class Dispatcher implements HandlerCallHost {
         );
         for (const json of early ?? []) void sink.notify(json);
         early = null;
-        if (sink.ended || handle.aborted) {
+        if (sink.ended) {
           finish(false);
           return;
         }

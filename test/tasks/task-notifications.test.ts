@@ -12,7 +12,8 @@
  * - a task that ends while the listen reads its state (before the acknowledgement) is still told
  *   once the acknowledgement is sent, and a list change heard then comes after the
  *   acknowledgement; a store failure during those reads answers -32603 (nothing of the error)
- *   and frees the listener; a scope at its listener bound is refused before any task is read.
+ *   and frees the listener, and so does a cancel (stdio `notifications/cancelled`) heard then; a
+ *   scope at its listener bound is refused before any task is read.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -22,6 +23,7 @@ import { z } from "zod";
 import { createMcpServer, defineTool, type McpServer } from "../../src/server/index.js";
 import { MemoryTaskStore } from "../../src/tasks/memory-task-store.js";
 import type { TaskRecord } from "../../src/tasks/task-store.js";
+import { connectPeer, type Line } from "../hosting/stdio-peer.js";
 import { openListen } from "../subscriptions/listen-helpers.js";
 import { modern, TASKS_EXTENSION } from "./wire.js";
 
@@ -336,6 +338,83 @@ describe("subscriptions/listen naming tasks, while their state is read", () => {
       assert.equal(store.reads, before);
     } finally {
       first.close();
+    }
+  });
+});
+
+describe("a listen cancelled while its tasks are read (stdio)", () => {
+  const META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+  };
+  const store = new HeldReadStore();
+  let finishRun: () => void = () => {};
+  const server = createMcpServer({
+    tools: [
+      defineTool({
+        name: "runs_until_told",
+        description: "Runs as a task until the test ends it",
+        task: "required",
+        handler: async () => {
+          await new Promise<void>((done) => {
+            finishRun = done;
+          });
+          return "done";
+        },
+      }),
+    ],
+    tasks: { store },
+    maxListenersPerScope: 1,
+    onError: false,
+  });
+  after(() => server.close());
+
+  test("the cancel frees the listener once the reads are done", async () => {
+    const peer = connectPeer(server);
+    try {
+      peer.send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "runs_until_told", arguments: {}, _meta: META },
+      });
+      const created: Line = await peer.response(1);
+      const taskId = created.result?.taskId;
+      assert.equal(typeof taskId, "string", JSON.stringify(created));
+      const release = store.arm(taskId);
+      const listen = (id: number) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "subscriptions/listen",
+        params: { notifications: { taskIds: [taskId] }, _meta: META },
+      });
+      peer.send(listen(2));
+      await store.started;
+      peer.send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 2, reason: "changed my mind" },
+      });
+      // Let the cancel be read before the reads end.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      // The scope's one listener slot is free again: a second listen is acknowledged.
+      peer.send(listen(3));
+      const ack: Line = await peer.next(
+        (line) =>
+          line.method === "notifications/subscriptions/acknowledged" &&
+          line.params?._meta?.["io.modelcontextprotocol/subscriptionId"] === 3,
+      );
+      assert.deepEqual(ack.params.notifications, { taskIds: [taskId] });
+      assert.equal(
+        peer.lines.find((line: Line) => line.id === 3 && line.error !== undefined),
+        undefined,
+        JSON.stringify(peer.lines),
+      );
+    } finally {
+      finishRun();
+      peer.stdin.end();
+      await peer.serving.closed;
     }
   });
 });
