@@ -213,19 +213,29 @@ export function storedQuestions(inputRequests: string | null): Map<string, strin
 /**
  * The questions a 2025 task's record lists as withdrawn unanswered ({@link TaskOutbox}), as the
  * `notifications/cancelled` text to send for each, by request id; empty when there are none.
+ * Each carries the related-task `_meta` of task `taskId`: a notification about a task's request
+ * is related to the task (2025-11-25 tasks, "Associating Task-Related Messages": every request,
+ * notification and response related to a task carries it).
  *
  * @example
  * ```ts
- * for (const [id, json] of storedWithdrawals(task.inputRequests)) if (sent.has(id)) await send(json);
+ * for (const [id, json] of storedWithdrawals(task.inputRequests, task.taskId)) if (sent.has(id)) await send(json);
  * ```
  */
-export function storedWithdrawals(inputRequests: string | null): Map<string, string> {
+export function storedWithdrawals(
+  inputRequests: string | null,
+  taskId: string,
+): Map<string, string> {
   const withdrawn = new Map<string, string>();
   const parsed = storedInputRequests(inputRequests) ?? {};
   for (const [id, entry] of Object.entries(parsed)) {
     if (!isPlainObject(entry) || typeof entry.withdrawn !== "string") continue;
     const reason = entry.withdrawn.slice(0, MAX_REASON_LENGTH);
-    withdrawn.set(id, notificationJson("notifications/cancelled", { requestId: id, reason }));
+    const _meta = { [META_RELATED_TASK]: { taskId } };
+    withdrawn.set(
+      id,
+      notificationJson("notifications/cancelled", { requestId: id, reason, _meta }),
+    );
   }
   return withdrawn;
 }

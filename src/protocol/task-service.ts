@@ -457,7 +457,7 @@ export class TaskService implements TaskSinkOwner {
       }
       if (request.send != null) {
         // A question this stream sent, withdrawn unanswered (task-outbox.ts): the client is told.
-        for (const [id, json] of storedWithdrawals(task.inputRequests)) {
+        for (const [id, json] of storedWithdrawals(task.inputRequests, task.taskId)) {
           if (!sent.has(id) || withdrawn.has(id)) continue;
           withdrawn.add(id);
           await request.send(json);

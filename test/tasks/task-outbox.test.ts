@@ -61,7 +61,7 @@ describe("TaskOutbox", () => {
     assert.equal(task?.status, "working");
     assert.equal(storedQuestions(task?.inputRequests ?? null).size, 0);
     assert.deepEqual(
-      [...storedWithdrawals(task?.inputRequests ?? null)].map(([id, json]) => [
+      [...storedWithdrawals(task?.inputRequests ?? null, taskId)].map(([id, json]) => [
         id,
         JSON.parse(json),
       ]),
@@ -71,7 +71,11 @@ describe("TaskOutbox", () => {
           {
             jsonrpc: "2.0",
             method: "notifications/cancelled",
-            params: { requestId: "n.q1", reason: "timeout" },
+            params: {
+              requestId: "n.q1",
+              reason: "timeout",
+              _meta: { "io.modelcontextprotocol/related-task": { taskId } },
+            },
           },
         ],
       ],

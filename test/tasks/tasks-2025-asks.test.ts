@@ -293,7 +293,11 @@ describe("2025-11-25 tasks that ask the client", () => {
         (m: Message) => m?.method === "notifications/cancelled",
         15_000,
       );
-      assert.deepEqual(withdrawn.params, { requestId: first.id, reason: "timeout" });
+      assert.deepEqual(withdrawn.params, {
+        requestId: first.id,
+        reason: "timeout",
+        _meta: { [RELATED]: { taskId } },
+      });
       const second = await stream.next(
         (m: Message) => isRequest("elicitation/create")(m) && m.id !== first.id,
       );
