@@ -82,7 +82,10 @@ export interface EndpointConfig {
 
 /** The transport-neutral request core. */
 export interface RequestCore {
-  /** Answers one request on `target`. Rejects only on a bug (the door then answers 500). */
+  /**
+   * Answers one request on `target`; settles once the answer is complete (a stream: once it has
+   * ended). Rejects only on a bug (the door then answers 500).
+   */
   handle(input: RequestInput, target: ResponseTarget): Promise<void>;
   /**
    * Whether a request for `path` (no query string) is one the core answers when it routes by
@@ -777,7 +780,14 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     const outcome = limits.streams.tryAcquire(origin);
     if (outcome !== ACQUIRED) return refuseBusy(target, outcome, null, null);
     recorder?.("none", 200);
-    streams.open(presented, target, input.closed, () => limits.streams.release(origin));
+    // Settled when the stream ends, not when it opens: the fetch door and the framework adapters
+    // end their response when the request core's promise settles.
+    const ended = new Promise<void>((resolve) => {
+      streams.open(presented, target, input.closed, () => {
+        limits.streams.release(origin);
+        resolve();
+      });
+    });
     // The session may have ended (on any node) between the read above and the stream opening:
     // its onEnded then found no stream to close. A second read after opening closes the gap; a
     // store that fails to answer leaves the stream to the client and the keep-alives.
@@ -788,6 +798,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       },
       () => undefined,
     );
+    return ended;
   }
 
   /** Not async: the endpoint's step hands back its own promise (no extra promise per request). */

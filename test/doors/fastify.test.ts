@@ -54,3 +54,71 @@ test("Fastify: answers go through Fastify's reply (its onSend hook sees their st
     await server.close();
   }
 });
+
+test("Fastify: a session's GET stream stays open past its opening and carries updates", async () => {
+  const server = createMcpServer({ tools: doorTools, sessions: true });
+  const app = Fastify({ forceCloseConnections: true });
+  app.all("/api/mcp", fastifyHandler(server));
+  const base = await app.listen({ port: 0, host: "127.0.0.1" });
+  const headers = (session?: string): Record<string, string> => ({
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+    ...(session === undefined ? {} : { "mcp-session-id": session }),
+  });
+  const abort = new AbortController();
+  try {
+    const init = await fetch(`${base}/api/mcp`, {
+      method: "POST",
+      headers: headers(),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "fastify-get", version: "1" },
+        },
+      }),
+    });
+    await init.text();
+    const session = init.headers.get("mcp-session-id");
+    assert.ok(session !== null);
+    const subscribed = await fetch(`${base}/api/mcp`, {
+      method: "POST",
+      headers: headers(session),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "resources/subscribe",
+        params: { uri: "door://watched" },
+      }),
+    });
+    assert.equal(subscribed.status, 200);
+    await subscribed.text();
+    const stream = await fetch(`${base}/api/mcp`, {
+      method: "GET",
+      headers: headers(session),
+      signal: abort.signal,
+    });
+    assert.equal(stream.status, 200);
+    assert.equal(stream.headers.get("content-type"), "text/event-stream");
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    // Later than the request core's own promise: the stream must outlive it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(server.resources.updated("door://watched"), 1);
+    // Keep-alive comments may come first; the update follows within a few chunks.
+    let text = "";
+    for (let chunk = 0; chunk < 5 && !text.includes("notifications/resources/updated"); chunk++) {
+      const { done, value } = await reader.read();
+      assert.equal(done, false, "the GET stream ended before the update");
+      text += Buffer.from(value as Uint8Array).toString();
+    }
+    assert.match(text, /notifications\/resources\/updated/);
+  } finally {
+    abort.abort();
+    await app.close();
+    await server.close();
+  }
+});

@@ -332,6 +332,8 @@ describe("the fetch door", () => {
       assert.equal(get.status, 200);
       assert.equal(get.headers.get("content-type"), "text/event-stream");
       const reader = (get.body as ReadableStream<Uint8Array>).getReader();
+      // The stream outlives its opening: an update some time later still reaches it.
+      await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(server.resources.updated("a://b"), 1);
       const { value } = await reader.read();
       assert.match(
