@@ -19,7 +19,6 @@
  * node --import tsx bench/elicitation.ts --rounds 2 --samples 10 --no-write
  * ```
  */
-import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
 import {
@@ -33,7 +32,7 @@ import {
 import { type CliProcess, startCli } from "../test/cli/cli-process.js";
 import { startRedisServer } from "../test/helpers/redis-server.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
-import { replaceSection } from "./lib/markdown-section.js";
+import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { readRoundFlags } from "./lib/round-flags.js";
 import { median, percentile } from "./lib/stats.js";
 
@@ -148,15 +147,7 @@ ${table}
 `;
     console.log(`\n${table}\n`);
     if (write) {
-      const path = "docs/benchmarks.md";
-      let doc = "";
-      try {
-        doc = readFileSync(path, "utf8");
-      } catch {
-        doc = "# Benchmarks\n";
-      }
-      writeFileSync(path, replaceSection(doc, HEADING, section));
-      console.error(`wrote the "## ${HEADING}" section of ${path}`);
+      writeSection(BENCHMARKS_DOC, HEADING, section);
     }
   } finally {
     await Promise.all(nodes.map((n) => n.kill()));

@@ -20,7 +20,6 @@
  * conduit-mcp's TypeScript sources through tsx instead of compiling them first: the default
  * compiles with `tsc -p tsconfig.build.json` into dist/ and measures the build, as it ships).
  */
-import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
@@ -32,7 +31,7 @@ import {
   runHttpBench,
   type TargetKey,
 } from "./lib/http-bench.js";
-import { replaceSection } from "./lib/markdown-section.js";
+import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 
 const { values: flags } = parseArgs({
   options: {
@@ -102,17 +101,9 @@ try {
   const result = await runHttpBench(options);
   console.log(`\n${httpTable(result)}\n\n${httpRatios(result).join("\n")}\n`);
   if (fullRun && !flags["no-write"]) {
-    const path = "docs/benchmarks.md";
-    let doc = "# Benchmarks\n";
-    try {
-      doc = readFileSync(path, "utf8");
-    } catch {
-      // A first run writes a new file.
-    }
     const args = process.argv.slice(2).join(" ");
     const command = `npm run bench:http${args === "" ? "" : ` -- ${args}`}`;
-    writeFileSync(path, replaceSection(doc, "HTTP", httpSection(result, command)));
-    console.error(`wrote the "## HTTP" section of ${path}`);
+    writeSection(BENCHMARKS_DOC, "HTTP", httpSection(result, command));
   } else if (!flags["no-write"]) {
     console.error("not a full run (subset, --quick, --baseline or --cpu-prof): nothing written");
   }

@@ -23,7 +23,6 @@
  * ```
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -32,7 +31,7 @@ import { startRedisServer } from "../test/helpers/redis-server.js";
 import { ECHO_HEADERS } from "./lib/echo-request.js";
 import { cpuOf, httpMethod, medianOf, ratio, rowOf, runHttpBench } from "./lib/http-bench.js";
 import { loadAverage } from "./lib/machine.js";
-import { replaceSection } from "./lib/markdown-section.js";
+import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -370,16 +369,7 @@ store answered 0.58× the memory store's req/s on 2025-11-25 \`tools/call\` (ser
 `;
   console.log(`\n${latencyTable}\n\n${throughputTable}\n\n${ratios.join("\n")}\n`);
   if (!flags["no-write"]) {
-    const path = "docs/benchmarks.md";
-    let doc = "";
-    try {
-      doc = readFileSync(path, "utf8");
-    } catch {
-      doc = "# Benchmarks\n";
-    }
-    // Re-read just before writing: other benchmarks own other sections of the same file.
-    writeFileSync(path, replaceSection(doc, "Redis", section));
-    console.error(`wrote the "## Redis" section of ${path}`);
+    writeSection(BENCHMARKS_DOC, "Redis", section);
   }
 }
 

@@ -8,12 +8,11 @@
  * Flags: `--no-write` prints only; `--quick` runs fewer rounds (not written to the docs).
  * The results table is printed and written to the "## Registry" section of docs/benchmarks.md.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 
 import { MemoryCancellationStore } from "../src/cancellation/memory-store.js";
 import { CancellationRegistry } from "../src/cancellation/registry.js";
-import { replaceSection } from "./lib/markdown-section.js";
+import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { median } from "./lib/stats.js";
 
 const flags = new Set(process.argv.slice(2));
@@ -261,16 +260,7 @@ column is the steadier one.
 - *Bytes per row*: heap growth (after \`global.gc()\`) per row of a 200 000-row store, including the
   row object, its id string and its entry in its scope's Map.
 `;
-    const path = "docs/benchmarks.md";
-    mkdirSync("docs", { recursive: true });
-    let doc = "";
-    try {
-      doc = readFileSync(path, "utf8");
-    } catch {
-      doc = "# Benchmarks\n";
-    }
-    writeFileSync(path, replaceSection(doc, "Registry", section));
-    console.error(`wrote the "## Registry" section of ${path}`);
+    writeSection(BENCHMARKS_DOC, "Registry", section);
   }
 }
 

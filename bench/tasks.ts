@@ -19,7 +19,6 @@
  * node --import tsx bench/tasks.ts --rounds 2 --samples 10 --no-write
  * ```
  */
-import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 
@@ -33,7 +32,7 @@ import {
   type TaskNode,
 } from "../test/tasks-redis/task-nodes.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
-import { replaceSection } from "./lib/markdown-section.js";
+import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -162,16 +161,7 @@ ${table}
 `;
     console.log(`\n${table}\n`);
     if (!flags["no-write"]) {
-      const path = "docs/benchmarks.md";
-      let doc = "";
-      try {
-        doc = readFileSync(path, "utf8");
-      } catch {
-        doc = "# Benchmarks\n";
-      }
-      // Re-read just before writing: other benchmarks own other sections of the same file.
-      writeFileSync(path, replaceSection(doc, "Tasks", section));
-      console.error(`wrote the "## Tasks" section of ${path}`);
+      writeSection(BENCHMARKS_DOC, "Tasks", section);
     }
   } finally {
     await Promise.all(nodes.map((n) => n.cli.kill()));

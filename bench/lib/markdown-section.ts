@@ -8,6 +8,31 @@
  * // "# T\n\n## A\n\nnew\n\n## B\nkeep\n"
  * ```
  */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** The document every benchmark writes its own section of. */
+export const BENCHMARKS_DOC = "docs/benchmarks.md";
+
+/**
+ * Rewrites the section titled `heading` of the document at `path` (created with a title when
+ * missing), read just before writing: other benchmarks own other sections of the same file.
+ *
+ * @example
+ * ```ts
+ * writeSection(BENCHMARKS_DOC, "Tasks", table); // prints: wrote the "## Tasks" section of docs/benchmarks.md
+ * ```
+ */
+export function writeSection(path: string, heading: string, body: string): void {
+  let doc = "# Benchmarks\n";
+  try {
+    doc = readFileSync(path, "utf8");
+  } catch {
+    mkdirSync(dirname(path), { recursive: true });
+  }
+  writeFileSync(path, replaceSection(doc, heading, body));
+  console.error(`wrote the "## ${heading}" section of ${path}`);
+}
 
 /**
  * Replaces the body of the level-2 section titled `heading` (from its heading line up to the next

@@ -3,9 +3,17 @@
  * report reads them back. A heading inside a fenced code block is not a section.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 
-import { replaceSection, sectionHeadings, sectionText } from "../../bench/lib/markdown-section.js";
+import {
+  replaceSection,
+  sectionHeadings,
+  sectionText,
+  writeSection,
+} from "../../bench/lib/markdown-section.js";
 
 const DOC = "# Benchmarks\n\n## HTTP\n\nold\n\n```\n## not a section\n```\n\n## Redis\n\nkeep\n";
 
@@ -30,4 +38,20 @@ test("a heading inside a code fence does not end a section", () => {
 test("sectionHeadings lists every section in order, not headings inside a code fence", () => {
   assert.deepEqual(sectionHeadings(DOC), ["HTTP", "Redis"]);
   assert.deepEqual(sectionHeadings("# Only a title\n"), []);
+});
+
+test("writeSection creates a missing document with its title, then rewrites only its section", () => {
+  const dir = mkdtempSync(join(tmpdir(), "conduit-md-"));
+  try {
+    const path = join(dir, "docs", "benchmarks.md");
+    writeSection(path, "Tasks", "first");
+    assert.equal(readFileSync(path, "utf8"), "# Benchmarks\n\n## Tasks\n\nfirst\n");
+    writeFileSync(path, DOC);
+    writeSection(path, "Redis", "second");
+    const out = readFileSync(path, "utf8");
+    assert.equal(sectionText(out, "Redis"), "second");
+    assert.equal(sectionText(out, "HTTP"), "old\n\n```\n## not a section\n```");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
