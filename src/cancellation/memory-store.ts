@@ -13,6 +13,7 @@
  */
 import { type CancellationSource, StoreClosedError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
+import { SteadyMap } from "../steady-table.js";
 import { chooseEvictions, evictionBatchSize, type StoredRow } from "./eviction.js";
 import type {
   CancellationRow,
@@ -75,7 +76,7 @@ export class MemoryCancellationStore implements CancellationStore {
   private rowCount = 0;
   /** Insertion counter: orders {@link rows} across scopes (ties in time included). */
   private sequence = 0;
-  private readonly inFlight = new Map<string, Map<string, string | Set<string>>>();
+  private readonly inFlight = new Map<string, SteadyMap<string, string | Set<string>>>();
   /** The scope whose table in `inFlight` is kept while empty (at most one), or null. */
   private resting: string | null = null;
   private lastStamp = Number.NEGATIVE_INFINITY;
@@ -161,7 +162,7 @@ export class MemoryCancellationStore implements CancellationStore {
     if (this.closed) return Promise.reject(new StoreClosedError());
     let ids = this.inFlight.get(scope);
     if (ids === undefined) {
-      ids = new Map();
+      ids = new SteadyMap();
       this.inFlight.set(scope, ids);
     } else if (scope === this.resting) {
       this.resting = null;

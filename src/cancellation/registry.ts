@@ -9,6 +9,7 @@ import { channels } from "../diagnostics.js";
 import { type CancellationSource, InvalidOptionError, RequestCancelledError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import { reflectText } from "../reflect.js";
+import { SteadyMap } from "../steady-table.js";
 import { CancellationJanitor, DEFAULT_JANITOR_INTERVAL_MS } from "./janitor.js";
 import { MemoryCancellationStore } from "./memory-store.js";
 import { normalizeRequestId } from "./request-id.js";
@@ -170,7 +171,7 @@ export class CancellationRegistry {
   private readonly clock: () => number;
   private readonly ownsStore: boolean;
   /** scope → request id → local handle(s); nested so no key separator can collide. */
-  private readonly handles = new Map<string, Map<string, HandleSlot>>();
+  private readonly handles = new Map<string, SteadyMap<string, HandleSlot>>();
   /** The scope whose table in `handles` is kept while empty (at most one), or null. */
   private resting: string | null = null;
   /** Handles without a usable id: not in the store, but reachable by abortAll. */
@@ -557,7 +558,7 @@ export class CancellationRegistry {
   private addLocal(handle: LocalRequestHandle, scope: string, requestId: string): void {
     let ids = this.handles.get(scope);
     if (ids === undefined) {
-      ids = new Map();
+      ids = new SteadyMap();
       this.handles.set(scope, ids);
     } else if (scope === this.resting) {
       this.resting = null;

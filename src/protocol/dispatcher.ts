@@ -14,6 +14,7 @@ import { type CancellationSource, ErrorCode, RequestCancelledError } from "../er
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
+import { SteadySet } from "../steady-table.js";
 import { BeforeTaskInvocation, prepareThenRun } from "./before-task.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
 import {
@@ -224,6 +225,11 @@ export interface MethodRequest {
   readonly modern: ModernRequestInfo | null;
   /** What observers were told about the request; null when none asked. */
   readonly info: RequestInfo | null;
+  /**
+   * The promise of the handler call the request was handed to (set by the dispatcher), else
+   * null. A method returning exactly it needs no -32603 fallback: `HandlerCall.run` never rejects.
+   */
+  call: Promise<void> | null;
 }
 
 /** One entry of the method table. */
@@ -249,11 +255,6 @@ const PARAMS_NOT_OBJECT = "params must be an object";
 const noop = (): void => {};
 /** The promise of a request answered at once. */
 const DONE: Promise<void> = Promise.resolve();
-/**
- * The promises of running handler calls: `HandlerCall.run` never rejects, so `run` hangs no
- * -32603 fallback on them, and a waiting call does not keep its request alive through one.
- */
-const CALLS = new WeakSet<Promise<void>>();
 
 /**
  * Dispatches requests and notifications of both eras.
@@ -295,7 +296,7 @@ export class Dispatcher implements HandlerCallHost {
   /** The constant tail of every initialize result. */
   private readonly initializeTail: string;
   private readonly discoverJson: string;
-  private readonly active = new Set<HandlerCall>();
+  private readonly active = new SteadySet<HandlerCall>();
   private readonly bySession = new Map<string, Set<HandlerCall>>();
   private readonly subscriptions: ResourceSubscriptions | null;
   /** The tasks of this server, or null when they are not served. */
@@ -683,7 +684,16 @@ export class Dispatcher implements HandlerCallHost {
       // keep what nobody will look up.
       if (answerSink === sink) info = null;
     }
-    const request: MethodRequest = { id, params, meta, sink: answerSink, handle, modern, info };
+    const request: MethodRequest = {
+      id,
+      params,
+      meta,
+      sink: answerSink,
+      handle,
+      modern,
+      info,
+      call: null,
+    };
     // The method's promise is returned, not awaited: this frame ends here instead of staying
     // suspended for as long as the handler runs. A throw or rejection still answers -32603.
     let running: Promise<void>;
@@ -692,7 +702,10 @@ export class Dispatcher implements HandlerCallHost {
     } catch {
       return this.answer(request, internalErrorJson(id));
     }
-    if (CALLS.has(running)) return running;
+    // The call's own promise never rejects: no fallback, and a waiting call does not keep its
+    // request alive through one. (Marked on the request, not in a WeakSet: a weak collection's
+    // write barrier and its sweep at every scavenge cost more than the field.)
+    if (running === request.call) return running;
     return running.then(undefined, () => this.answer(request, internalErrorJson(id)));
   }
 
@@ -768,7 +781,7 @@ export class Dispatcher implements HandlerCallHost {
       calls.add(call);
     }
     const running = call.run();
-    CALLS.add(running);
+    if (detached === undefined) request.call = running;
     return running;
   }
 
