@@ -293,15 +293,36 @@ describe("OpenTelemetry spans", () => {
   test("a killed call: an isolated tool terminated at the stream cancel timeout marks its span as an error", async () => {
     exporter.reset();
     await withServer({ streamCancelTimeoutMs: 100 }, async (url, inFlight) => {
-      const call = rpc(
-        url,
-        callBody(30, "spin", { ms: 30_000 }, { traceparent: TRACEPARENT }),
-        json,
-      );
-      await until(() => inFlight() === 1, 5000, "the call to run");
-      await sleep(200); // the worker has started spinning
+      // On a stream, with a progress token: the tool's first progress says its worker has
+      // started and is spinning (a worker's start-up can take longer than any fixed wait).
+      const call = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify(
+          callBody(30, "spin", { ms: 30_000 }, { traceparent: TRACEPARENT, progressToken: "p30" }),
+        ),
+      });
+      assert.equal(inFlight(), 1);
+      const reader = (call.body as ReadableStream<Uint8Array>)
+        .pipeThrough(new TextDecoderStream())
+        .getReader();
+      let text = "";
+      while (!text.includes("notifications/progress")) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, "the stream ended before the tool's progress");
+        text += value;
+      }
       await rpc(url, cancelBody(30));
-      assert.equal((await call).json.error.code, -32800);
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+      }
+      // The stream of a cancelled call ends without a result.
+      assert.doesNotMatch(text, /"result"/);
       await until(
         () => exporter.getFinishedSpans().some((span) => span.kind === SpanKind.INTERNAL),
         5000,
