@@ -159,7 +159,17 @@ export class MemoryCancellationStore implements CancellationStore {
   }
 
   addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreClosedError());
+    return this.recordInFlight(scope, requestId, handleId)
+      ? RESOLVED_VOID
+      : Promise.reject(new StoreClosedError());
+  }
+
+  /**
+   * {@link addInFlight} without a promise (the registry's request path calls it: this store
+   * never makes a call wait); false when the store is closed.
+   */
+  recordInFlight(scope: string, requestId: string, handleId: string): boolean {
+    if (this.closed) return false;
     let ids = this.inFlight.get(scope);
     if (ids === undefined) {
       ids = new SteadyMap();
@@ -172,15 +182,22 @@ export class MemoryCancellationStore implements CancellationStore {
     else if (typeof held === "string") {
       if (held !== handleId) ids.set(requestId, new Set([held, handleId]));
     } else held.add(handleId);
-    return RESOLVED_VOID;
+    return true;
   }
 
   /** Removes only that handle's entry: namesakes stay in flight. */
   removeInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreClosedError());
+    return this.dropInFlight(scope, requestId, handleId)
+      ? RESOLVED_VOID
+      : Promise.reject(new StoreClosedError());
+  }
+
+  /** {@link removeInFlight} without a promise (see {@link recordInFlight}); false when closed. */
+  dropInFlight(scope: string, requestId: string, handleId: string): boolean {
+    if (this.closed) return false;
     const ids = this.inFlight.get(scope);
     const held = ids?.get(requestId);
-    if (ids === undefined || held === undefined) return RESOLVED_VOID;
+    if (ids === undefined || held === undefined) return true;
     if (typeof held === "string") {
       if (held === handleId) ids.delete(requestId);
     } else {
@@ -194,7 +211,7 @@ export class MemoryCancellationStore implements CancellationStore {
       if (resting !== null && this.inFlight.get(resting)?.size === 0) this.inFlight.delete(resting);
       this.resting = scope;
     }
-    return RESOLVED_VOID;
+    return true;
   }
 
   isInFlight(scope: string, requestId: string): Promise<boolean> {

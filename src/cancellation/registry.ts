@@ -6,7 +6,12 @@
 import { randomBytes } from "node:crypto";
 
 import { channels } from "../diagnostics.js";
-import { type CancellationSource, InvalidOptionError, RequestCancelledError } from "../errors.js";
+import {
+  type CancellationSource,
+  InvalidOptionError,
+  RequestCancelledError,
+  StoreClosedError,
+} from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import { reflectText } from "../reflect.js";
 import { SteadyMap } from "../steady-table.js";
@@ -170,6 +175,8 @@ export class CancellationRegistry {
   readonly ttlMs: number;
   private readonly clock: () => number;
   private readonly ownsStore: boolean;
+  /** The store, when it is the memory store: its in-flight writes are made without a promise. */
+  private readonly memoryStore: MemoryCancellationStore | null;
   /** scope → request id → local handle(s); nested so no key separator can collide. */
   private readonly handles = new Map<string, SteadyMap<string, HandleSlot>>();
   /** The scope whose table in `handles` is kept while empty (at most one), or null. */
@@ -225,6 +232,11 @@ export class CancellationRegistry {
       this.store = new MemoryCancellationStore(storeOptions);
       this.ownsStore = true;
     }
+    // The memory store itself (not a subclass, which may override the contract's methods).
+    this.memoryStore =
+      Object.getPrototypeOf(this.store) === MemoryCancellationStore.prototype
+        ? (this.store as MemoryCancellationStore)
+        : null;
     this.unsubscribe = this.store.onRemoteCancellation((event: RemoteCancellation) => {
       const reason = () => new RequestCancelledError(event.source, event.reason);
       // Every handle of a scope (cancelScope on another node).
@@ -392,15 +404,40 @@ export class CancellationRegistry {
    * ```
    */
   track(id: unknown, scope: string, options?: TrackOptions): Promise<RequestHandle> {
+    const tracked = this.trackNow(id, scope, options);
+    return tracked instanceof Promise ? tracked : Promise.resolve(tracked);
+  }
+
+  /**
+   * {@link track}, but the handle itself when it is tracked at once: with the memory store
+   * (this registry's own, whose writes never wait) a request starts without a promise and its
+   * microtask hop. A store that failed is a rejected promise, as from track.
+   *
+   * @example
+   * ```ts
+   * const tracked = registry.trackNow(msg.id, scope);
+   * const handle = tracked instanceof Promise ? await tracked : tracked;
+   * ```
+   */
+  trackNow(
+    id: unknown,
+    scope: string,
+    options?: TrackOptions,
+  ): RequestHandle | Promise<RequestHandle> {
     const requestId = normalizeRequestId(id);
     const handle = new LocalRequestHandle(scope, requestId ?? null, options);
     this.registered++;
     if (requestId == null) {
       this.untracked.add(handle);
-      return Promise.resolve(handle);
+      return handle;
     }
     // Registered locally first, so a cancel landing while the store write is pending finds it.
     this.addLocal(handle, scope, requestId);
+    if (this.memoryStore !== null) {
+      if (this.memoryStore.recordInFlight(scope, requestId, handle.handleId)) return handle;
+      this.release(handle);
+      return Promise.reject(new StoreClosedError());
+    }
     return this.store.addInFlight(scope, requestId, handle.handleId).then(
       () => handle,
       (error: unknown) => {
@@ -414,12 +451,18 @@ export class CancellationRegistry {
    * Stops tracking that handle only (namesakes stay in flight) and marks it dead; idempotent. It
    * does not wait for the store, so an answer never waits on a shared-store round trip: the entry
    * is removed in the background, in order with later store calls, and the dead-handle sweep (or
-   * the Redis node lease) removes it if that fails. An aborted handle stays aborted.
+   * the Redis node lease) removes it if that fails. An aborted handle stays aborted. Never
+   * rejects.
    */
   untrack(handle: RequestHandle): Promise<void> {
     if (!(handle instanceof LocalRequestHandle) || handle.released) return RESOLVED_VOID;
     this.release(handle);
     if (handle.requestId === null) return RESOLVED_VOID;
+    if (this.memoryStore !== null) {
+      // A closed store has nothing left to remove.
+      this.memoryStore.dropInFlight(handle.scope, handle.requestId, handle.handleId);
+      return RESOLVED_VOID;
+    }
     this.store.removeInFlight(handle.scope, handle.requestId, handle.handleId).catch(ignore);
     return RESOLVED_VOID;
   }

@@ -137,6 +137,12 @@ export interface DispatchObserver {
    */
   requestStarted?(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined;
   /**
+   * Whether `requestStarted` may follow a request at this moment; false lets the dispatcher skip
+   * the request's info and the call altogether (tracing says false while no SDK is registered).
+   * Absent: always true.
+   */
+  followsRequests?(): boolean;
+  /**
    * Runs the user's handler (`run`) inside the observer's context: tracing makes its span active.
    * When the observers have `requestStarted`, only for handlers of requests one of them follows.
    */
@@ -594,9 +600,12 @@ export class Dispatcher implements HandlerCallHost {
     return result.ok;
   }
 
-  /** HandlerCallHost: forgets the call, then untracks and clears (never rejects). */
-  async release(call: HandlerCall): Promise<void> {
-    if (!this.active.delete(call)) return;
+  /**
+   * HandlerCallHost: forgets the call, then untracks and clears (never rejects). Not async: the
+   * untrack is done at once, and only the clear's promise is waited for.
+   */
+  release(call: HandlerCall): Promise<void> {
+    if (!this.active.delete(call)) return DONE;
     if (call.sessionId !== null) {
       const calls = this.bySession.get(call.sessionId);
       if (calls !== undefined) {
@@ -604,12 +613,11 @@ export class Dispatcher implements HandlerCallHost {
         if (calls.size === 0) this.bySession.delete(call.sessionId);
       }
     }
-    try {
-      await this.registry.untrack(call.handle);
-      if (call.handle.requestId !== null) await this.registry.clear(call.requestId, call.scope);
-    } catch {
-      // A store outage must not escape; the janitor's sweep removes what is left.
-    }
+    // untrack does its work at once, never waits for the store and never rejects; a store
+    // outage must not escape the clear either (the janitor's sweep removes what is left).
+    void this.registry.untrack(call.handle);
+    if (call.handle.requestId === null) return DONE;
+    return this.registry.clear(call.requestId, call.scope).then(noop, noop);
   }
 
   /** HandlerCallHost: runs the handler, inside the observer's context if it has one. */
@@ -645,8 +653,12 @@ export class Dispatcher implements HandlerCallHost {
     }
   }
 
-  /** Tracks the request, runs its method, answers -32603 if the method itself threw. */
-  private async run(
+  /**
+   * Tracks the request, runs its method, answers -32603 if tracking failed or the method itself
+   * threw. Not async: with the memory store the handle is there at once, and the method starts
+   * in this turn (no promise and no microtask hop of its own).
+   */
+  private run(
     definition: MethodDefinition,
     message: JsonRpcRequest,
     meta: RequestMeta,
@@ -655,18 +667,37 @@ export class Dispatcher implements HandlerCallHost {
     trackOptions: TrackOptions,
   ): Promise<void> {
     const { id } = message;
-    let handle: RequestHandle;
+    let tracked: RequestHandle | Promise<RequestHandle>;
     try {
-      handle = await this.registry.track(id, meta.scope, trackOptions);
+      tracked = this.registry.trackNow(id, meta.scope, trackOptions);
     } catch {
       sink.respond(internalErrorJson(id));
-      return;
+      return DONE;
     }
+    if (tracked instanceof Promise) {
+      return tracked.then(
+        (handle) => this.runTracked(definition, message, meta, sink, modern, handle),
+        () => sink.respond(internalErrorJson(id)),
+      );
+    }
+    return this.runTracked(definition, message, meta, sink, modern, tracked);
+  }
+
+  /** Runs a tracked request's method (see {@link run}). */
+  private runTracked(
+    definition: MethodDefinition,
+    message: JsonRpcRequest,
+    meta: RequestMeta,
+    sink: ResponseSink,
+    modern: ModernRequestInfo | null,
+    handle: RequestHandle,
+  ): Promise<void> {
+    const { id } = message;
     const params = message.params as Record<string, unknown> | undefined;
     let info: RequestInfo | null = null;
     let answerSink = sink;
     const observer = this.observer;
-    if (observer?.requestStarted !== undefined) {
+    if (observer?.requestStarted !== undefined && observer.followsRequests?.() !== false) {
       info = {
         method: message.method,
         requestId: id,

@@ -63,6 +63,14 @@ class CombinedObserver implements DispatchObserver {
     return current;
   };
 
+  /** Whether one of the observers of requests may follow one now. */
+  followsRequests(): boolean {
+    for (const observer of this.requests) {
+      if (observer.followsRequests?.() !== false) return true;
+    }
+    return false;
+  }
+
   /** The first observer's context is the outermost. */
   private readonly runInside = (info: HandlerInfo, run: () => unknown): unknown => {
     let inner = run;

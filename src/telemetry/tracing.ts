@@ -69,6 +69,11 @@ class RequestTracing implements DispatchObserver {
     this.noSdk = global ? new api.ProxyTracerProvider().getDelegate() : null;
   }
 
+  /** False while no SDK is registered behind the global provider: no span would record. */
+  followsRequests(): boolean {
+    return this.noSdk === null || !this.sdkMissing();
+  }
+
   requestStarted(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined {
     // No SDK registered behind the global provider (yet: it may come at any time): the span would
     // be the API's no-op span, which records nothing, so none is made.

@@ -197,6 +197,42 @@ describe("DispatchObserver and the method table", () => {
     await registry.close();
   });
 
+  test("while followsRequests() says false, requestStarted is not called and the handler still runs; once it says true, it is", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    let follows = false;
+    const started: number[] = [];
+    const dispatcher = new Dispatcher({
+      name: "t",
+      version: "1",
+      registry,
+      streamCancelTimeoutMs: 30,
+      cancelOnDisconnect: true,
+      tools: [defineTool({ name: "ok", handler: () => "fine" })],
+      observer: {
+        followsRequests: () => follows,
+        requestStarted: (info) => {
+          started.push(info.requestId as number);
+          return undefined;
+        },
+      },
+    });
+    const call = async (id: number) => {
+      const sink = new Sink();
+      await dispatcher.handleRequest(
+        request(id, "tools/call", { name: "ok", arguments: {} }),
+        meta,
+        sink,
+      );
+      return sink.answer?.json;
+    };
+    assert.match((await call(1)) ?? "", /"text":"fine"/);
+    assert.deepEqual(started, []);
+    follows = true;
+    assert.match((await call(2)) ?? "", /"text":"fine"/);
+    assert.deepEqual(started, [2]);
+    await registry.close();
+  });
+
   test("a method is added to the table and served in the era it names only", async () => {
     const registry = new CancellationRegistry({ janitor: false });
     const dispatcher = new Dispatcher({

@@ -103,4 +103,22 @@ describe("combineObservers", () => {
     assert.equal(combined?.requestStarted, undefined);
     assert.equal(combined?.runHandler, undefined);
   });
+
+  test("followsRequests: true while one observer of requests may follow (absent counts as may), false when none may", () => {
+    let tracing = false;
+    const traced: DispatchObserver = {
+      followsRequests: () => tracing,
+      requestStarted: () => undefined,
+    };
+    const quiet: DispatchObserver = {
+      followsRequests: () => false,
+      requestStarted: () => undefined,
+    };
+    const combined = combineObservers([traced, quiet, { toolCall() {} }]);
+    assert.equal(combined?.followsRequests?.(), false);
+    tracing = true;
+    assert.equal(combined?.followsRequests?.(), true);
+    const always = combineObservers([quiet, { requestStarted: () => undefined }]);
+    assert.equal(always?.followsRequests?.(), true);
+  });
 });
