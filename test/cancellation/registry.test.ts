@@ -738,3 +738,41 @@ describe("CancellationRegistry: diagnostics and lifecycle", () => {
     await store.close();
   });
 });
+
+describe("CancellationRegistry.trackNow", () => {
+  it("with the memory store: the handle itself, tracked and cancellable at once; a closed store is a rejection", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const tracked = registry.trackNow(7, "ip:1");
+    assert.ok(!(tracked instanceof Promise), "no promise with the memory store");
+    assert.equal(await registry.isInFlight(7, "ip:1"), true);
+    await registry.cancel(7, "stop", "ip:1");
+    assert.equal(tracked.aborted, true);
+    await registry.untrack(tracked);
+    assert.equal(await registry.isInFlight(7, "ip:1"), false);
+    assert.equal(registry.inFlightCount, 0);
+    await registry.store.close();
+    const refused = registry.trackNow(8, "ip:1");
+    assert.ok(refused instanceof Promise);
+    await assert.rejects(refused, { name: "StoreClosedError" });
+    assert.equal(registry.inFlightCount, 0, "a refused handle is not left registered");
+    await registry.close();
+  });
+
+  it("with another store (a subclass of the memory store counts as one): a promise, through the store's own addInFlight", async () => {
+    const added: string[] = [];
+    class CountingStore extends MemoryCancellationStore {
+      override addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
+        added.push(requestId);
+        return super.addInFlight(scope, requestId, handleId);
+      }
+    }
+    const registry = new CancellationRegistry({ store: new CountingStore(), janitor: false });
+    const tracked = registry.trackNow(9, "ip:1");
+    assert.ok(tracked instanceof Promise);
+    const handle = await tracked;
+    assert.deepEqual(added, ["9"]);
+    assert.equal(await registry.isInFlight(9, "ip:1"), true);
+    await registry.untrack(handle);
+    await registry.close();
+  });
+});
