@@ -694,7 +694,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       method: single(headers["mcp-method"]),
       name: single(headers["mcp-name"]),
       // Node builds headersDistinct on first use: only when an Mcp-Param-* header is there.
-      ...(mentionsParamHeaders(headers) ? { all: input.headersDistinct } : {}),
+      all: mentionsParamHeaders(headers) ? input.headersDistinct : undefined,
     });
     if (!envelope.ok) {
       reply(target, envelope.status, envelope.json, method);

@@ -408,8 +408,10 @@ export class HandlerCall implements ToolContext, SinkListener {
       }
       const checked = invocation.toResult(value, this.modern);
       if (checked.ok) {
-        const result = this.modern ? { ...checked.result, resultType: "complete" } : checked.result;
-        json = successResponseJson(this.requestId, JSON.stringify(result));
+        json = successResponseJson(
+          this.requestId,
+          this.modern ? completeResultJson(checked.result) : JSON.stringify(checked.result),
+        );
         end =
           checked.isError === true ? { outcome: "error", error: checked.error } : { outcome: "ok" };
       } else {
@@ -607,4 +609,18 @@ export class HandlerCall implements ToolContext, SinkListener {
 
 function abandonCall(call: HandlerCall): void {
   call.abandon();
+}
+
+/**
+ * A 2026-07-28 result's JSON with `resultType: "complete"`: spliced in front of the serialized
+ * object's own members rather than copying the object to add it. A result that carries a
+ * `resultType` of its own (or serializes itself through `toJSON`) is copied, so that "complete"
+ * replaces it as before.
+ */
+function completeResultJson(result: Readonly<Record<string, unknown>>): string {
+  if (!("resultType" in result) && typeof result.toJSON !== "function") {
+    const json = JSON.stringify(result);
+    return json === "{}" ? '{"resultType":"complete"}' : `{"resultType":"complete",${json.slice(1)}`;
+  }
+  return JSON.stringify({ ...result, resultType: "complete" });
 }

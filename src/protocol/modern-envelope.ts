@@ -46,7 +46,7 @@ export interface ModernHeaders {
    * Every header, every value kept (Node's `IncomingMessage.headersDistinct`), where the
    * `Mcp-Param-*` headers of a `tools/call` are found. Absent: none were sent.
    */
-  readonly all?: Readonly<Record<string, readonly string[] | undefined>>;
+  readonly all?: Readonly<Record<string, readonly string[] | undefined>> | undefined;
 }
 
 /**
