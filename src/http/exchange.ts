@@ -17,6 +17,7 @@
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
 import type { ScopeLimiter } from "../protocol/scope-limiter.js";
+import { SteadySet } from "../steady-table.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
@@ -105,6 +106,8 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
+  /** Waiting in {@link armLater}'s set for its keep-alive timer. */
+  arming = false;
   /** What the request holds (see {@link hold}); `limits` null once given back. */
   private limits: ExchangeLimits | null = null;
   private origin = "";
@@ -226,11 +229,20 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   /**
    * For calls that may run long (2026-07-28 `tools/call`): when the exchange is still waiting
    * `keepAliveMs` from now and the client accepts a stream, it becomes a stream and starts its
-   * keep-alive comments, so proxies do not reap a silent call. One unref'd timer.
+   * keep-alive comments, so proxies do not reap a silent call. One unref'd timer, armed once the
+   * current turn's ticks and microtasks have run (see {@link armLater}): a call answered by then,
+   * as most short calls are, never makes one.
    */
   keepAliveWhilePending(): void {
     if (!this.streamable || this.state !== PENDING) return;
     if (this.keepAliveMs <= 0 || this.keepAliveMs === Number.POSITIVE_INFINITY) return;
+    armLater(this);
+  }
+
+  /** Arms the keep-alive timer of {@link keepAliveWhilePending} (from {@link armLater}). */
+  armKeepAlive(): void {
+    this.arming = false;
+    if (this.state !== PENDING) return;
     const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
     timer.unref();
     this.keepAlive = timer;
@@ -287,6 +299,10 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
 
   private finish(status: number): void {
     this.state = DONE;
+    if (this.arming) {
+      this.arming = false;
+      toArm.delete(this);
+    }
     if (this.keepAlive !== undefined) {
       clearInterval(this.keepAlive);
       this.keepAlive = undefined;
@@ -311,6 +327,32 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.drain = null;
     this.wakeDrain = null;
     wake?.();
+  }
+}
+
+/** Exchanges whose keep-alive timer {@link armPending} arms if they are still waiting then. */
+const toArm = new SteadySet<HttpExchange>();
+let armScheduled = false;
+
+/**
+ * Arms `exchange`'s keep-alive timer after the ticks and microtasks queued so far (one
+ * `process.nextTick` for every exchange of the turn): a timer per call cost more than the rest of
+ * the exchange, and a call answered in the meantime (it left the set) needs none. Shifting the
+ * timer's start by that much does not change what it is for.
+ */
+function armLater(exchange: HttpExchange): void {
+  exchange.arming = true;
+  toArm.add(exchange);
+  if (armScheduled) return;
+  armScheduled = true;
+  process.nextTick(armPending);
+}
+
+function armPending(): void {
+  armScheduled = false;
+  for (const exchange of toArm) {
+    toArm.delete(exchange);
+    exchange.armKeepAlive();
   }
 }
 
