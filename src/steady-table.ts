@@ -1,14 +1,14 @@
 /**
- * A Map and a Set for tables that fill and empty once per request (the calls running in a scope,
- * the dispatcher's running calls), which keep their hash table when they empty.
+ * A Map for tables that fill and empty once per request (the calls running in a scope, in the
+ * registry and in the memory store), which keeps its hash table when it empties.
  *
- * V8 shrinks a Map's or Set's hash table, allocating a new one, when a delete leaves it with fewer
+ * V8 shrinks a Map's hash table, allocating a new one, when a delete leaves it with fewer
  * entries than half its buckets; at the smallest table that is every time the last entry goes. A
  * server answering quick calls one after another holds one call at a time, so a plain table
  * allocated a new hash table on every call (V8's `OrderedHashTable` shrink, seen in a `perf` profile
- * of the per-call path as `Runtime_MapShrink` and `Runtime_SetShrink`). These tables keep one hidden
- * entry, inserted first and never deleted, so they never empty: `size` and iteration leave it out
- * (insertion order puts it first, so iterators skip one entry).
+ * of the per-call path as `Runtime_MapShrink`). The map keeps one hidden entry, inserted first and
+ * never deleted, so it never empties: `size` and iteration leave it out (insertion order puts it
+ * first, so iterators skip one entry).
  *
  * @example
  * ```ts
@@ -57,37 +57,5 @@ export class SteadyMap<K, V> {
     const entries = this.table.entries();
     entries.next();
     return entries as IterableIterator<[K, V]>;
-  }
-}
-
-/** A `Set` that keeps its hash table when it empties (see the module comment). */
-export class SteadySet<T> {
-  private readonly table = new Set<T | typeof KEEP>([KEEP]);
-
-  get size(): number {
-    return this.table.size - 1;
-  }
-
-  has(value: T): boolean {
-    return this.table.has(value);
-  }
-
-  add(value: T): this {
-    this.table.add(value);
-    return this;
-  }
-
-  delete(value: T): boolean {
-    return this.table.delete(value);
-  }
-
-  values(): IterableIterator<T> {
-    const values = this.table.values();
-    values.next(); // the hidden entry, always first
-    return values as IterableIterator<T>;
-  }
-
-  [Symbol.iterator](): IterableIterator<T> {
-    return this.values();
   }
 }

@@ -17,7 +17,6 @@
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
 import type { ScopeLimiter } from "../protocol/scope-limiter.js";
-import { SteadySet } from "../steady-table.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
@@ -106,8 +105,6 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
   private keepAlive: NodeJS.Timeout | undefined;
-  /** Waiting in {@link armLater}'s set for its keep-alive timer. */
-  arming = false;
   /** What the request holds (see {@link hold}); `limits` null once given back. */
   private limits: ExchangeLimits | null = null;
   private origin = "";
@@ -241,8 +238,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
 
   /** Arms the keep-alive timer of {@link keepAliveWhilePending} (from {@link armLater}). */
   armKeepAlive(): void {
-    this.arming = false;
-    if (this.state !== PENDING) return;
+    if (this.state !== PENDING || this.keepAlive !== undefined) return;
     const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
     timer.unref();
     this.keepAlive = timer;
@@ -299,10 +295,6 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
 
   private finish(status: number): void {
     this.state = DONE;
-    if (this.arming) {
-      this.arming = false;
-      toArm.delete(this);
-    }
     if (this.keepAlive !== undefined) {
       clearInterval(this.keepAlive);
       this.keepAlive = undefined;
@@ -330,28 +322,32 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   }
 }
 
-/** Exchanges whose keep-alive timer {@link armPending} arms if they are still waiting then. */
-const toArm = new SteadySet<HttpExchange>();
-let armScheduled = false;
+/**
+ * Exchanges whose keep-alive timer {@link armPending} arms if they are still waiting then: slots
+ * `0 … armCount - 1`, emptied at every drain (bounded by the exchanges one turn starts). An array
+ * rather than a Set: a Set hashes each new exchange (a runtime call per call), and one that ended
+ * meanwhile is skipped at the drain instead of being deleted.
+ */
+const toArm: (HttpExchange | undefined)[] = [];
+let armCount = 0;
 
 /**
  * Arms `exchange`'s keep-alive timer after the ticks and microtasks queued so far (one
  * `process.nextTick` for every exchange of the turn): a timer per call cost more than the rest of
- * the exchange, and a call answered in the meantime (it left the set) needs none. Shifting the
- * timer's start by that much does not change what it is for.
+ * the exchange, and a call answered in the meantime needs none. Shifting the timer's start by
+ * that much does not change what it is for.
  */
 function armLater(exchange: HttpExchange): void {
-  exchange.arming = true;
-  toArm.add(exchange);
-  if (armScheduled) return;
-  armScheduled = true;
-  process.nextTick(armPending);
+  toArm[armCount++] = exchange;
+  if (armCount === 1) process.nextTick(armPending);
 }
 
 function armPending(): void {
-  armScheduled = false;
-  for (const exchange of toArm) {
-    toArm.delete(exchange);
+  const count = armCount;
+  armCount = 0;
+  for (let i = 0; i < count; i++) {
+    const exchange = toArm[i] as HttpExchange;
+    toArm[i] = undefined;
     exchange.armKeepAlive();
   }
 }

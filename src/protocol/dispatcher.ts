@@ -14,7 +14,6 @@ import { type CancellationSource, ErrorCode, RequestCancelledError } from "../er
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
-import { SteadySet } from "../steady-table.js";
 import { BeforeTaskInvocation, prepareThenRun } from "./before-task.js";
 import { processCancelledNotification } from "./cancelled-notification.js";
 import {
@@ -49,6 +48,7 @@ import {
   inputRequiredSettings,
   openInputRound,
 } from "./input-required.js";
+import { IntrusiveList } from "./intrusive-list.js";
 import {
   cancelledResponseJson,
   errorResponseJson,
@@ -302,7 +302,7 @@ export class Dispatcher implements HandlerCallHost {
   /** The constant tail of every initialize result. */
   private readonly initializeTail: string;
   private readonly discoverJson: string;
-  private readonly active = new SteadySet<HandlerCall>();
+  private readonly active = new IntrusiveList<HandlerCall>();
   private readonly bySession = new Map<string, Set<HandlerCall>>();
   private readonly subscriptions: ResourceSubscriptions | null;
   /** The tasks of this server, or null when they are not served. */
@@ -572,7 +572,7 @@ export class Dispatcher implements HandlerCallHost {
   abortAll(reason: RequestCancelledError = new RequestCancelledError("shutdown")): void {
     // Calls aborted for a shutdown answer "Server is shutting down", not "Request cancelled".
     if (reason.source === "shutdown") this.shuttingDown = true;
-    for (const call of [...this.active]) call.handle.abort(reason);
+    for (const call of this.active.toArray()) call.handle.abort(reason);
   }
 
   /** HandlerCallHost: a 2025-era call's asker, made on its first ask. */

@@ -38,6 +38,7 @@ import {
   type SampleRequest,
   type SampleResult,
 } from "./input-required.js";
+import type { Listed } from "./intrusive-list.js";
 import {
   cancelledResponseJson,
   errorResponseJson,
@@ -201,7 +202,11 @@ const completedError = (): CannotAskClientError => new CannotAskClientError(COMP
  * void call.run();
  * ```
  */
-export class HandlerCall implements ToolContext, SinkListener {
+export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCall> {
+  /** The dispatcher's list of running calls (intrusive-list.ts): its links. */
+  listPrev: HandlerCall | null = null;
+  listNext: HandlerCall | null = null;
+  listed = false;
   readonly requestId: RequestId | null;
   readonly scope: string;
   readonly principal: Principal | null;
@@ -620,7 +625,9 @@ function abandonCall(call: HandlerCall): void {
 function completeResultJson(result: Readonly<Record<string, unknown>>): string {
   if (!("resultType" in result) && typeof result.toJSON !== "function") {
     const json = JSON.stringify(result);
-    return json === "{}" ? '{"resultType":"complete"}' : `{"resultType":"complete",${json.slice(1)}`;
+    return json === "{}"
+      ? '{"resultType":"complete"}'
+      : `{"resultType":"complete",${json.slice(1)}`;
   }
   return JSON.stringify({ ...result, resultType: "complete" });
 }
