@@ -150,12 +150,18 @@ export class MemoryCancellationStore implements CancellationStore {
   /** Reads before it writes: a request that was never cancelled touches nothing. */
   clear(scope: string, requestId: string): Promise<boolean> {
     if (this.closed) return Promise.reject(new StoreClosedError());
+    return this.clearNow(scope, requestId) ? RESOLVED_TRUE : RESOLVED_FALSE;
+  }
+
+  /** {@link clear} without a promise (see {@link recordInFlight}); false when closed. */
+  clearNow(scope: string, requestId: string): boolean {
+    if (this.closed) return false;
     const rows = this.scopes.get(scope);
-    if (rows === undefined) return RESOLVED_FALSE;
+    if (rows === undefined) return false;
     const row = rows.get(requestId);
-    if (row === undefined) return RESOLVED_FALSE;
+    if (row === undefined) return false;
     this.remove(rows, row);
-    return RESOLVED_TRUE;
+    return true;
   }
 
   addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {

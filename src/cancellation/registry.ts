@@ -467,6 +467,29 @@ export class CancellationRegistry {
     return RESOLVED_VOID;
   }
 
+  /**
+   * A call that ended: {@link untrack} its handle, then {@link clear} the row of `(scope, id)`
+   * (the request the call answered). Undefined when both are done at once (the memory store);
+   * else the clear's promise, which never rejects (a store outage leaves the row to the TTL
+   * janitor). A handle without an id (never in the store) clears nothing.
+   *
+   * @example
+   * ```ts
+   * await (registry.finish(handle, msg.id, scope) ?? Promise.resolve());
+   * ```
+   */
+  finish(handle: RequestHandle, id: unknown, scope: string): Promise<void> | undefined {
+    void this.untrack(handle);
+    if (handle.requestId === null) return undefined;
+    const requestId = normalizeRequestId(id);
+    if (requestId == null) return undefined;
+    if (this.memoryStore !== null) {
+      this.memoryStore.clearNow(scope, requestId);
+      return undefined;
+    }
+    return this.store.clear(scope, requestId).then(ignore, ignore);
+  }
+
   /** Whether any handle, here or (shared store) on another node, is in flight for the key. */
   isInFlight(id: unknown, scope: string): Promise<boolean> {
     const requestId = normalizeRequestId(id);

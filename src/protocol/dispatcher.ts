@@ -601,8 +601,8 @@ export class Dispatcher implements HandlerCallHost {
   }
 
   /**
-   * HandlerCallHost: forgets the call, then untracks and clears (never rejects). Not async: the
-   * untrack is done at once, and only the clear's promise is waited for.
+   * HandlerCallHost: forgets the call, then untracks and clears (never rejects). Not async: both
+   * are done at once with the memory store; with another, only the clear's promise is waited for.
    */
   release(call: HandlerCall): Promise<void> {
     if (!this.active.delete(call)) return DONE;
@@ -613,11 +613,9 @@ export class Dispatcher implements HandlerCallHost {
         if (calls.size === 0) this.bySession.delete(call.sessionId);
       }
     }
-    // untrack does its work at once, never waits for the store and never rejects; a store
-    // outage must not escape the clear either (the janitor's sweep removes what is left).
-    void this.registry.untrack(call.handle);
-    if (call.handle.requestId === null) return DONE;
-    return this.registry.clear(call.requestId, call.scope).then(noop, noop);
+    // Untracked at once; the row cleared at once too with the memory store (finish never
+    // rejects: a store outage leaves what is left to the janitor's sweep).
+    return this.registry.finish(call.handle, call.requestId, call.scope) ?? DONE;
   }
 
   /** HandlerCallHost: runs the handler, inside the observer's context if it has one. */

@@ -384,7 +384,12 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
       this.fail(thrown);
       return RESOLVED;
     }
-    // As `await` would: a plain value or a thenable is settled one tick later.
+    if (typeof value !== "object" && typeof value !== "function") {
+      // A plain value (a string, a number, nothing) is answered at once: it cannot be a thenable,
+      // and waiting a tick for it would only cost a promise and a microtask per call.
+      return this.complete(value) ?? RESOLVED;
+    }
+    // An object may be a thenable: settled when it settles, as `await` would.
     return Promise.resolve(value).then(
       (settled) => this.complete(settled),
       (thrown: unknown) => this.fail(thrown),

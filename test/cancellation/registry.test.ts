@@ -776,3 +776,33 @@ describe("CancellationRegistry.trackNow", () => {
     await registry.close();
   });
 });
+
+describe("CancellationRegistry.finish", () => {
+  it("untracks the handle and clears the request's row, at once with the memory store", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const handle = registry.trackNow(3, "ip:1");
+    assert.ok(!(handle instanceof Promise));
+    await registry.cancel(3, "stop", "ip:1");
+    assert.equal(await registry.isCancelled(3, "ip:1"), true);
+    assert.equal(registry.finish(handle, 3, "ip:1"), undefined, "nothing to wait for");
+    assert.equal(await registry.isInFlight(3, "ip:1"), false);
+    assert.equal(await registry.isCancelled(3, "ip:1"), false, "the row is cleared");
+    assert.equal(registry.inFlightCount, 0);
+    await registry.close();
+  });
+
+  it("with another store: the clear's promise, which resolves even when the store fails", async () => {
+    class FailingClear extends MemoryCancellationStore {
+      override clear(): Promise<boolean> {
+        return Promise.reject(new Error("store down"));
+      }
+    }
+    const registry = new CancellationRegistry({ store: new FailingClear(), janitor: false });
+    const handle = await registry.track(4, "ip:1");
+    const finishing = registry.finish(handle, 4, "ip:1");
+    assert.ok(finishing instanceof Promise);
+    await finishing; // does not reject
+    assert.equal(await registry.isInFlight(4, "ip:1"), false);
+    await registry.close();
+  });
+});
