@@ -34,6 +34,11 @@ export interface TargetOptions {
   readonly cpu?: number | null;
   /** Extra `node` flags before the script, e.g. `--cpu-prof`. */
   readonly nodeArgs?: readonly string[];
+  /**
+   * A command (with its flags) that runs `node` for it, e.g. `["valgrind", "--tool=callgrind"]`.
+   * Valgrind runs the program inside its own process, so the child's pid is still node's.
+   */
+  readonly wrapper?: readonly string[];
 }
 
 /**
@@ -50,12 +55,10 @@ export function startTarget(script: string, options: TargetOptions = {}): Promis
   const timeoutMs = options.timeoutMs ?? 30_000;
   const nodeArgs = [...(options.nodeArgs ?? []), "--import", "tsx", script];
   const cpu = options.cpu ?? null;
+  const node = [...(options.wrapper ?? []), process.execPath, ...nodeArgs];
   // taskset execs node, so the child's pid is node's own (its /proc/<pid>/stat is the server's).
-  const [command, args] =
-    cpu === null
-      ? [process.execPath, nodeArgs]
-      : ["taskset", ["-c", String(cpu), process.execPath, ...nodeArgs]];
-  const child = spawn(command as string, args as string[], {
+  const [command, ...args] = cpu === null ? node : ["taskset", "-c", String(cpu), ...node];
+  const child = spawn(command as string, args, {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, ...options.env },
   });

@@ -110,6 +110,27 @@ export interface HttpBenchOptions {
   readonly build?: "dist" | "src";
 }
 
+/**
+ * conduit-mcp as another checkout has it (its bench/lib/conduit-server.ts), labelled with that
+ * checkout's commit: the `baseline` target, for before/after figures in one run.
+ *
+ * @example
+ * ```ts
+ * baselineTarget("/tmp/base", ["tools/call"]).label; // "conduit-mcp at 703a662 (baseline)"
+ * ```
+ */
+export function baselineTarget(dir: string, paths: readonly BenchPathKey[]): TargetSpec {
+  const commit = execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], {
+    encoding: "utf8",
+  }).trim();
+  return {
+    key: "baseline",
+    label: `conduit-mcp at ${commit} (baseline)`,
+    script: `${dir}/bench/lib/conduit-server.ts`,
+    paths,
+  };
+}
+
 const built = new Set<string>();
 
 /** Compiles `dir`'s sources into `dir`/dist (once per process); returns that directory. */
@@ -191,8 +212,16 @@ function redisPid(port: number): number | undefined {
   return undefined;
 }
 
-/** Five sequential requests that must each pass the path's check; returns the media type. */
-async function preflight(label: string, url: string, path: BenchPath): Promise<string> {
+/**
+ * Five sequential requests that must each pass the path's check; returns the media type. Throws,
+ * naming the target and the path, on anything else.
+ *
+ * @example
+ * ```ts
+ * await preflight("bare", "http://127.0.0.1:4000/mcp", BENCH_PATHS["tools/call"]); // "application/json"
+ * ```
+ */
+export async function preflight(label: string, url: string, path: BenchPath): Promise<string> {
   let type = "";
   for (let id = 1; id <= 5; id++) {
     const res = await fetch(url, {
@@ -239,19 +268,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
 
   const specs: TargetSpec[] = TARGETS.filter((t) => options.targets.includes(t.key));
   if (options.baselineDir !== undefined) {
-    const commit = execFileSync(
-      "git",
-      ["-C", options.baselineDir, "rev-parse", "--short", "HEAD"],
-      {
-        encoding: "utf8",
-      },
-    ).trim();
-    specs.push({
-      key: "baseline",
-      label: `conduit-mcp at ${commit} (baseline)`,
-      script: `${options.baselineDir}/bench/lib/conduit-server.ts`,
-      paths: ["tools/call", "tools/call@2026"],
-    });
+    specs.push(baselineTarget(options.baselineDir, ["tools/call", "tools/call@2026"]));
   }
   const useDist = (options.build ?? "dist") === "dist";
   const builds = new Map<TargetKey, string>();

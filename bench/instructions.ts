@@ -1,0 +1,196 @@
+/**
+ * `npm run bench:instructions` — the instructions a server's main thread executes per call,
+ * counted with valgrind's callgrind, for bare `node:http` (the floor) and conduit-mcp's compiled
+ * build, on the benchmark paths (bench/lib/bench-paths.ts). The count moves about 2 % from run
+ * to run where req/s on a shared machine moves by tens of percent, so it is how a per-call CPU
+ * cut is judged (docs/profile.md, "Second round", describes the procedure).
+ *
+ * Per target and path, a fresh target process runs under `valgrind --tool=callgrind
+ * --instr-atstart=no --separate-threads=yes --smc-check=all-non-file` (bench/lib/
+ * callgrind-target.ts; Debian/Ubuntu package `valgrind`); it gets the path's pre-flight, then
+ * `--warmup` calls on each of the three benchmark paths and `--warmup` more on the measured one,
+ * uncounted; `callgrind_control -i on`, `--calls` calls from 10 keep-alive connections,
+ * `callgrind_control -i off`, a dump; the main thread's `totals:` over the number of calls
+ * (bench/lib/instruction-count.ts). V8's compiler and GC threads are left out. Every call must be
+ * answered 200. One count takes about 20-40 s on a 2-core machine; the run prints a Markdown table
+ * (path, target, instructions per call, × bare) and writes nothing.
+ *
+ * Options: `--targets bare,conduit` (both by default), `--paths a,b` (default: the three
+ * benchmark paths; `prompts/get` too), `--calls N` (3000), `--warmup N` (2000 per path),
+ * `--baseline DIR` (conduit-mcp as built from another checkout, e.g. `git worktree add /tmp/base
+ * <commit>` with a `node_modules` link, as a third target: before/after in one run),
+ * `--breakdown N` (also print the N functions with the most self instructions per call, JIT code
+ * named through node's `--perf-basic-prof` map; the targets then run with that flag, which writes
+ * a line each time V8 makes code, not per call), `--no-build` (use the dist/ builds as they are
+ * instead of compiling with `tsc -p tsconfig.build.json` first).
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+
+import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
+import { requireCallgrind } from "./lib/callgrind-target.js";
+import { baselineTarget, buildDist, TARGETS, type TargetSpec } from "./lib/http-bench.js";
+import { countInstructions, type InstructionCount } from "./lib/instruction-count.js";
+import { loadAverage, machineLine } from "./lib/machine.js";
+
+const NAME = "bench:instructions";
+const CONNECTIONS = 10;
+const KNOWN_TARGETS = ["bare", "conduit"] as const;
+
+function fail(message: string, code = 1): never {
+  console.error(`${NAME}: ${message}`);
+  process.exit(code);
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      options: {
+        targets: { type: "string", default: KNOWN_TARGETS.join(",") },
+        paths: { type: "string", default: DEFAULT_PATHS.join(",") },
+        calls: { type: "string", default: "3000" },
+        warmup: { type: "string", default: "2000" },
+        baseline: { type: "string" },
+        breakdown: { type: "string", default: "0" },
+        "no-build": { type: "boolean", default: false },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    return fail((error as Error).message, 2);
+  }
+}
+const flags = parse();
+
+function count(name: string, text: string, min: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) {
+    fail(`--${name} must be an integer ≥ ${min}; got ${JSON.stringify(text)}`, 2);
+  }
+  return value;
+}
+
+function listOf<T extends string>(name: string, text: string, known: readonly T[]): T[] {
+  const items = text.split(",").map((s) => s.trim()) as T[];
+  if (items.length === 0 || items.some((item) => !known.includes(item))) {
+    fail(`--${name} takes a list of ${known.join(", ")}; got ${text}`, 2);
+  }
+  return items;
+}
+
+const targetKeys = listOf("targets", flags.targets, KNOWN_TARGETS);
+const pathKeys = listOf("paths", flags.paths, Object.keys(BENCH_PATHS) as BenchPathKey[]);
+const calls = count("calls", flags.calls, 1);
+const warmup = count("warmup", flags.warmup, 0);
+const breakdown = count("breakdown", flags.breakdown, 0);
+
+let valgrind: string;
+try {
+  valgrind = requireCallgrind();
+} catch (error) {
+  fail((error as Error).message);
+}
+
+/** A target and the compiled build it runs. */
+interface Target {
+  readonly spec: TargetSpec;
+  readonly env: Record<string, string>;
+}
+
+function distOf(dir: string): string {
+  if (!flags["no-build"]) return buildDist(dir);
+  const dist = resolve(dir, "dist");
+  if (!existsSync(resolve(dist, "index.js"))) {
+    fail(`--no-build, but ${dist} has no build: run npm run build there, or drop --no-build`, 2);
+  }
+  return dist;
+}
+
+const targets: Target[] = [];
+try {
+  for (const key of targetKeys) {
+    const spec = TARGETS.find((t) => t.key === key) as TargetSpec;
+    targets.push({
+      spec,
+      env: key === "conduit" ? { BENCH_CONDUIT_BUILD: distOf(process.cwd()) } : {},
+    });
+  }
+  if (flags.baseline !== undefined) {
+    const dir = resolve(flags.baseline);
+    targets.push({
+      spec: baselineTarget(dir, pathKeys),
+      env: { BENCH_CONDUIT_BUILD: distOf(dir) },
+    });
+  }
+} catch (error) {
+  fail(`cannot prepare the targets: ${(error as Error).message.split("\n")[0]}`);
+}
+
+const warmPaths = DEFAULT_PATHS.map((key) => BENCH_PATHS[key]);
+const kilo = (n: number): string => `${(n / 1_000).toFixed(1)} k`;
+const loadBefore = loadAverage();
+const results = new Map<string, InstructionCount>();
+const started = Date.now();
+
+try {
+  for (const pathKey of pathKeys) {
+    for (const { spec, env } of targets) {
+      const path = BENCH_PATHS[pathKey];
+      const began = Date.now();
+      const result = await countInstructions({
+        label: spec.label,
+        script: spec.script,
+        env,
+        path,
+        warmPaths,
+        warmup,
+        calls,
+        connections: CONNECTIONS,
+        breakdown,
+      });
+      results.set(`${spec.key} ${pathKey}`, result);
+      console.error(
+        `${spec.label}, ${path.label}: ${kilo(result.perCall)} instructions per call (${((Date.now() - began) / 1_000).toFixed(0)} s)`,
+      );
+    }
+  }
+} catch (error) {
+  fail((error as Error).message.split("\n")[0] as string);
+}
+
+const lines = [
+  `Main-thread instructions per call (callgrind \`Ir\`), ${calls} calls from ${CONNECTIONS} keep-alive connections after ${warmup} warm-up calls per path; ${valgrind}; ${machineLine()}; load average ${loadBefore} before, ${loadAverage()} after; ${((Date.now() - started) / 1_000).toFixed(0)} s.`,
+  "",
+  "| path | target | instructions per call | × bare |",
+  "| --- | --- | ---: | ---: |",
+];
+for (const pathKey of pathKeys) {
+  const bare = results.get(`bare ${pathKey}`);
+  for (const { spec } of targets) {
+    const result = results.get(`${spec.key} ${pathKey}`) as InstructionCount;
+    const ratio = bare === undefined ? "n/a" : (result.perCall / bare.perCall).toFixed(2);
+    lines.push(
+      `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${ratio} |`,
+    );
+  }
+}
+if (breakdown > 0) {
+  for (const pathKey of pathKeys) {
+    for (const { spec } of targets) {
+      const result = results.get(`${spec.key} ${pathKey}`) as InstructionCount;
+      lines.push(
+        "",
+        `${spec.label}, ${BENCH_PATHS[pathKey].label}: self instructions per call`,
+        "",
+        "| self per call | share | function |",
+        "| ---: | ---: | --- |",
+        ...result.top.map(
+          (row) =>
+            `| ${Math.round(row.self).toLocaleString("en-US")} | ${((row.self / result.perCall) * 100).toFixed(1)} % | ${row.name.replaceAll("|", "\\|")} |`,
+        ),
+      );
+    }
+  }
+}
+console.log(`\n${lines.join("\n")}\n`);

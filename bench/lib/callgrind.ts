@@ -1,0 +1,149 @@
+/**
+ * Reads a callgrind output file (the format is described in valgrind's manual, "Callgrind Format
+ * Specification": https://valgrind.org/docs/manual/cl-format.html): the `totals:` line, and the
+ * self cost of every function, for the first event (`Ir`, instructions executed, unless
+ * `--collect-*` options add events in front).
+ *
+ * What the reader relies on, from that specification:
+ * - `positions:` names the position columns in front of the costs of a cost line (`line` by
+ *   default, `instr line` with `--dump-instr=yes`);
+ * - a name is compressed: `fn=(12) name` defines id 12 the first time, later `fn=(12)` refers to
+ *   it; `fn=` and `cfn=` share one table of ids;
+ * - the cost line right after a `calls=` line is the call's inclusive cost, charged to the
+ *   caller's position: not the caller's self cost;
+ * - a cost line starts with a position: a number (decimal or `0x` hex), or `+N`, `-N` or `*`
+ *   relative to the previous one; fewer costs than events means the rest are 0.
+ *
+ * @example
+ * ```ts
+ * const profile = readCallgrind(readFileSync("cg.out.1234.1-01", "utf8"));
+ * console.log(profile.totals / 3_000); // instructions per call
+ * ```
+ */
+
+/** One dump of one thread. */
+export interface CallgrindProfile {
+  /** The events of the `events:` line, e.g. `["Ir"]`. */
+  readonly events: readonly string[];
+  /** The first event's figure on the `totals:` line. */
+  readonly totals: number;
+  /** The first event's self cost per function name, as callgrind names it. */
+  readonly self: ReadonlyMap<string, number>;
+}
+
+const COMPRESSED = /^\((\d+)\)(?: (.*))?$/;
+
+/**
+ * Parses a callgrind output file's text. Throws when it has no `totals:` line (a dump cut short).
+ *
+ * @example
+ * ```ts
+ * readCallgrind("events: Ir\nfn=(1) main\n3 10\ntotals: 10\n").self.get("main"); // 10
+ * ```
+ */
+export function readCallgrind(text: string): CallgrindProfile {
+  let events: string[] = ["Ir"];
+  let positions = 1;
+  let totals: number | null = null;
+  const names = new Map<string, string>();
+  const self = new Map<string, number>();
+  let current: string | null = null;
+  let afterCalls = false;
+
+  const nameOf = (spec: string): string => {
+    const match = COMPRESSED.exec(spec);
+    if (match === null) return spec;
+    const [, id, name] = match as unknown as [string, string, string | undefined];
+    if (name !== undefined) names.set(id, name);
+    return names.get(id) ?? `(${id})`;
+  };
+
+  for (const line of text.split("\n")) {
+    const first = line.charCodeAt(0);
+    // Cost lines: a digit, '+', '-' or '*' (the only kind of line that can start so).
+    if ((first >= 48 && first <= 57) || first === 43 || first === 45 || first === 42) {
+      if (afterCalls) {
+        afterCalls = false;
+        continue;
+      }
+      if (current === null) continue;
+      const cost = line.split(" ").filter((part) => part !== "")[positions];
+      if (cost !== undefined) self.set(current, (self.get(current) ?? 0) + Number(cost));
+      continue;
+    }
+    if (line.startsWith("fn=")) {
+      current = nameOf(line.slice(3).trim());
+    } else if (line.startsWith("cfn=")) {
+      nameOf(line.slice(4).trim());
+    } else if (line.startsWith("calls=")) {
+      afterCalls = true;
+    } else if (line.startsWith("events:")) {
+      events = line.slice(7).trim().split(/\s+/);
+    } else if (line.startsWith("positions:")) {
+      positions = line.slice(10).trim().split(/\s+/).length;
+    } else if (line.startsWith("totals:")) {
+      totals = Number(line.slice(7).trim().split(/\s+/)[0]);
+    }
+  }
+  if (totals === null || !Number.isFinite(totals)) {
+    throw new Error("not a complete callgrind dump: no totals: line");
+  }
+  return { events, totals, self };
+}
+
+/** What {@link topSelf} needs. */
+export interface TopSelfOptions {
+  /** How many functions (the rest are summed into one row). */
+  readonly top: number;
+  /**
+   * A name for code callgrind knows only by address (`0x…`: JIT code, which has no symbol), e.g.
+   * from node's `--perf-basic-prof` map (bench/lib/perf-map.ts); null when it does not know.
+   */
+  readonly nameAt?: (address: number) => string | null;
+  /** Turns a name into the one shown (e.g. strips a build directory's `file://` prefix). */
+  readonly shorten?: (name: string) => string;
+}
+
+/** One row of {@link topSelf}. */
+export interface SelfRow {
+  readonly name: string;
+  readonly self: number;
+}
+
+/** Code callgrind names by its address; the JIT's, unknown to the perf map, is summed here. */
+export const UNNAMED_CODE = "(code without a name: not in the perf map)";
+
+/**
+ * The functions with the most self cost, most first, with callgrind's recursion suffix (`'2`)
+ * dropped and JIT code named through `nameAt`, so one function's pieces add up to one row; a last
+ * row sums the others.
+ *
+ * @example
+ * ```ts
+ * topSelf(profile, { top: 20, nameAt: (address) => perfMap.nameAt(address) });
+ * ```
+ */
+export function topSelf(profile: CallgrindProfile, options: TopSelfOptions): SelfRow[] {
+  const byName = new Map<string, number>();
+  for (const [raw, cost] of profile.self) {
+    const name = raw.replace(/'\d+$/, "");
+    let shown = name;
+    if (/^0x[0-9a-fA-F]+$/.test(name)) {
+      shown = options.nameAt?.(Number.parseInt(name.slice(2), 16)) ?? UNNAMED_CODE;
+    }
+    if (options.shorten !== undefined) shown = options.shorten(shown);
+    byName.set(shown, (byName.get(shown) ?? 0) + cost);
+  }
+  const rows = [...byName]
+    .map(([name, self]) => ({ name, self }))
+    .sort((a, b) => b.self - a.self || (a.name < b.name ? -1 : 1));
+  const top = rows.slice(0, options.top);
+  const rest = rows.slice(options.top);
+  if (rest.length > 0) {
+    top.push({
+      name: `(${rest.length} other functions)`,
+      self: rest.reduce((sum, row) => sum + row.self, 0),
+    });
+  }
+  return top;
+}

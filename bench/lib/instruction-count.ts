@@ -1,0 +1,120 @@
+/**
+ * One count of `npm run bench:instructions` (bench/instructions.ts): a fresh target process under
+ * callgrind (bench/lib/callgrind-target.ts), checked with the path's pre-flight, warmed up with
+ * counting off, then a fixed number of calls counted; the main thread's instructions divided by
+ * the number of calls. A fresh process per count, so a count does not depend on which other
+ * paths or targets the run measures.
+ *
+ * @example
+ * ```ts
+ * const { perCall } = await countInstructions({
+ *   label: "bare", script: "bench/lib/bare-server.ts", path: BENCH_PATHS["tools/call"],
+ *   warmPaths: DEFAULT_PATHS.map((key) => BENCH_PATHS[key]), warmup: 2_000, calls: 3_000,
+ *   connections: 10, breakdown: 0,
+ * });
+ * ```
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import type { BenchPath } from "./bench-paths.js";
+import { readCallgrind, type SelfRow, topSelf } from "./callgrind.js";
+import { startUnderCallgrind } from "./callgrind-target.js";
+import { sendCalls } from "./fixed-calls.js";
+import { preflight } from "./http-bench.js";
+import { readPerfMap } from "./perf-map.js";
+
+/** What to count. */
+export interface InstructionCountOptions {
+  /** Names the target in messages. */
+  readonly label: string;
+  readonly script: string;
+  readonly env?: Readonly<Record<string, string>>;
+  /** The path counted. */
+  readonly path: BenchPath;
+  /** Each is sent `warmup` calls first, then `path` `warmup` more, all uncounted. */
+  readonly warmPaths: readonly BenchPath[];
+  readonly warmup: number;
+  /** How many calls are counted. */
+  readonly calls: number;
+  readonly connections: number;
+  /**
+   * When above 0, the target also runs with `node --perf-basic-prof` (so its JIT code has names)
+   * and the count comes with this many functions by self instructions.
+   */
+  readonly breakdown: number;
+}
+
+/** A count. */
+export interface InstructionCount {
+  /** The main thread's instructions per counted call. */
+  readonly perCall: number;
+  /** The functions with the most self instructions, per call; empty without `breakdown`. */
+  readonly top: readonly SelfRow[];
+}
+
+/** Node's perf map names code by `file://` URL: the part from the tree's root on is enough. */
+const shorten = (name: string): string =>
+  name.replace(/file:\/\/\S*?\/(dist|node_modules|bench|src)\//, "$1/");
+
+/**
+ * Runs one count; throws (the target stopped) when the target does not come up, a pre-flight
+ * answer is wrong, or a call is not answered 200.
+ *
+ * @example
+ * ```ts
+ * (await countInstructions(options)).perCall; // 107_215
+ * ```
+ */
+export async function countInstructions(
+  options: InstructionCountOptions,
+): Promise<InstructionCount> {
+  const outDir = mkdtempSync(join(tmpdir(), "bench-instructions-"));
+  let perfMap: string | null = null;
+  try {
+    const target = await startUnderCallgrind({
+      script: options.script,
+      outDir,
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.breakdown > 0 ? { nodeArgs: ["--perf-basic-prof"] } : {}),
+    });
+    perfMap = `/tmp/perf-${target.pid}.map`;
+    let dump: string;
+    try {
+      await preflight(options.label, target.url, options.path);
+      let id = 1_000;
+      const send = async (path: BenchPath, calls: number): Promise<void> => {
+        const { connections } = options;
+        await sendCalls({ url: target.url, path, calls, connections, firstId: id });
+        id += calls;
+      };
+      for (const path of options.warmPaths) await send(path, options.warmup);
+      await send(options.path, options.warmup);
+      await target.instrument(true);
+      await send(options.path, options.calls);
+      await target.instrument(false);
+      dump = await target.dump();
+    } finally {
+      await target.stop();
+    }
+    const profile = readCallgrind(dump);
+    if (profile.events[0] !== "Ir") {
+      throw new Error(`callgrind counted ${profile.events.join(", ")}, not Ir first`);
+    }
+    let top: SelfRow[] = [];
+    if (options.breakdown > 0) {
+      // Read once the target has exited: node may still hold lines in its buffer before.
+      const map = readPerfMap(readFileSync(perfMap, "utf8"));
+      top = topSelf(profile, {
+        top: options.breakdown,
+        nameAt: (address) => map.nameAt(address),
+        shorten,
+      }).map((row) => ({ name: row.name, self: row.self / options.calls }));
+    }
+    return { perCall: profile.totals / options.calls, top };
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+    if (perfMap !== null) rmSync(perfMap, { force: true });
+  }
+}
