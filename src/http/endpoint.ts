@@ -20,6 +20,7 @@ import {
   TRUST_NONE,
   type TrustProxy,
 } from "../identity/index.js";
+import { HANDLED } from "../protocol/handled.js";
 import {
   type ClassifiedMessage,
   capabilitiesOf,
@@ -529,6 +530,9 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     // An exchange holds the admission now and gives it back itself; otherwise it is given back
     // once the message is handled, however that ends. Returned rather than awaited, so no frame
     // of this function stays suspended while a call runs.
+    // Already handled: nothing is returned, so this async function's promise does not have to
+    // adopt another one (a thenable job and its reactions per request).
+    if (handled === HANDLED && admission.handedOver) return;
     if (handled === undefined || admission.handedOver) return handled;
     return handled.then(
       () => giveBack(admission),
@@ -658,6 +662,11 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     } catch (error) {
       exchange.releaseSlots();
       throw error;
+    }
+    if (running === HANDLED) {
+      // Answered before the dispatcher returned: the slots go back now, nothing to wait for.
+      exchange.releaseSlots();
+      return HANDLED;
     }
     return running.then(
       () => exchange.releaseSlots(),

@@ -32,6 +32,7 @@ import {
 import type { Resource } from "./define-resource.js";
 import type { ResourceTemplate } from "./define-resource-template.js";
 import type { TaskSupport, Tool } from "./define-tool.js";
+import { HANDLED } from "./handled.js";
 import {
   HandlerCall,
   type HandlerCallHost,
@@ -259,8 +260,8 @@ const TOO_MANY_SESSIONS =
 const SESSION_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "60" };
 const PARAMS_NOT_OBJECT = "params must be an object";
 const noop = (): void => {};
-/** The promise of a request answered at once. */
-const DONE: Promise<void> = Promise.resolve();
+/** The promise of a request answered at once (handled.ts). */
+const DONE: Promise<void> = HANDLED;
 
 /**
  * Dispatches requests and notifications of both eras.

@@ -28,6 +28,7 @@ import type { Principal } from "../identity/index.js";
 import type { IsolatedHandler } from "../isolation/isolated-handler.js";
 import type { IsolatedTask, WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "../logging-levels.js";
+import { HANDLED } from "./handled.js";
 import {
   type AskOptions,
   type ClientAsker,
@@ -184,7 +185,8 @@ const SETTLED = 1;
 const CANCELLED = 2;
 const ABANDONED = 3;
 
-const RESOLVED: Promise<void> = Promise.resolve();
+/** A call that settled before `run` returned (handled.ts). */
+const RESOLVED: Promise<void> = HANDLED;
 const DISCONNECTED = "client disconnected";
 const SHUTTING_DOWN = "Server is shutting down";
 const CANCELLED_REASON = "The request that asked was cancelled";
