@@ -32,7 +32,6 @@ import {
   type JsonRpcRequest,
   type LoggingLevel,
   looksModernVersion,
-  mentionsParamHeaders,
   missingEnvelopeJson,
   modernClaim,
 } from "../protocol/index.js";
@@ -702,8 +701,8 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
       protocolVersion: single(headers["mcp-protocol-version"]),
       method: single(headers["mcp-method"]),
       name: single(headers["mcp-name"]),
-      // Node builds headersDistinct on first use: only when an Mcp-Param-* header is there.
-      all: mentionsParamHeaders(headers) ? input.headersDistinct : undefined,
+      // Read (and built by Node) only for a tool that declares x-mcp-header parameters.
+      distinct: input,
     });
     if (!envelope.ok) {
       reply(target, envelope.status, envelope.json, method);

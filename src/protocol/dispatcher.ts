@@ -1116,7 +1116,8 @@ export class Dispatcher implements HandlerCallHost {
         );
       }
     }
-    if (modern?.paramHeaders !== undefined && tool.paramHeaders.length > 0) {
+    // The presented headers are picked out only here, for a tool that declares some.
+    if (tool.paramHeaders.length > 0 && modern?.paramHeaders !== undefined) {
       // 2026-07-28 only: headers an intermediary may have routed on must agree with the body.
       const mismatch = checkParamHeaders(tool.paramHeaders, params?.arguments, modern.paramHeaders);
       if (mismatch !== null) {

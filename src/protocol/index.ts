@@ -129,7 +129,6 @@ export {
   META_SERVER_INFO,
   type ModernEnvelope,
   type ModernHeaders,
-  mentionsParamHeaders,
   missingEnvelopeJson,
   modernClaim,
   type PresentedParamHeaders,

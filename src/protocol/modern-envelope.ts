@@ -43,10 +43,16 @@ export interface ModernHeaders {
   readonly method: string | undefined;
   readonly name: string | undefined;
   /**
-   * Every header, every value kept (Node's `IncomingMessage.headersDistinct`), where the
-   * `Mcp-Param-*` headers of a `tools/call` are found. Absent: none were sent.
+   * Where every header, every value kept, can be read (Node's `IncomingMessage.headersDistinct`,
+   * which Node builds on first use): the `Mcp-Param-*` headers of a `tools/call` are found there,
+   * read only when the called tool declares `x-mcp-header` parameters. Absent: none to read.
    */
-  readonly all?: Readonly<Record<string, readonly string[] | undefined>> | undefined;
+  readonly distinct?: HeadersDistinctSource | undefined;
+}
+
+/** Something whose `headersDistinct` (read on demand) holds every header, every value kept. */
+export interface HeadersDistinctSource {
+  readonly headersDistinct: Readonly<Record<string, readonly string[] | undefined>>;
 }
 
 /**
@@ -62,7 +68,10 @@ export type ModernEnvelope =
       readonly clientCapabilities: Readonly<Record<string, unknown>>;
       /** The request's log level; null means no log messages at all. */
       readonly logLevel: LoggingLevel | null;
-      /** The `Mcp-Param-*` headers of a `tools/call` (empty for other methods). */
+      /**
+       * The `Mcp-Param-*` headers of a `tools/call` (empty for other methods), picked out when
+       * first read.
+       */
       readonly paramHeaders: PresentedParamHeaders;
     }
   | { readonly ok: false; readonly status: number; readonly json: string };
@@ -176,31 +185,39 @@ export function checkModernRequest(
       );
     }
   }
-  return {
-    ok: true,
+  return new ValidEnvelope(
     clientCapabilities,
-    logLevel: level === undefined ? null : level,
-    paramHeaders: message.method === "tools/call" ? presentedParamHeaders(headers.all) : NO_PARAMS,
-  };
+    level === undefined ? null : level,
+    message.method === "tools/call" ? headers.distinct : undefined,
+  );
+}
+
+/**
+ * A valid envelope. Its `paramHeaders` are picked out of every header when first read: only a
+ * tool that declares `x-mcp-header` parameters reads them, so a call to any other tool never
+ * walks its headers for `Mcp-Param-*` ones.
+ */
+class ValidEnvelope {
+  readonly ok = true;
+  private picked: PresentedParamHeaders | null = null;
+
+  constructor(
+    readonly clientCapabilities: Readonly<Record<string, unknown>>,
+    readonly logLevel: LoggingLevel | null,
+    private readonly source: HeadersDistinctSource | undefined,
+  ) {}
+
+  get paramHeaders(): PresentedParamHeaders {
+    if (this.picked === null) {
+      this.picked =
+        this.source === undefined ? NO_PARAMS : presentedParamHeaders(this.source.headersDistinct);
+    }
+    return this.picked;
+  }
 }
 
 const NO_PARAMS: PresentedParamHeaders = new Map();
 const PARAM_PREFIX = "mcp-param-";
-
-/**
- * Whether any `Mcp-Param-*` header came with the request, from the combined headers object:
- * the same names as `headersDistinct`, which Node builds (every header again, values as arrays)
- * only when asked, so a call without such headers never pays for it.
- *
- * @example
- * ```ts
- * mentionsParamHeaders({ "mcp-param-region": "us-west1" }); // true
- * ```
- */
-export function mentionsParamHeaders(headers: Readonly<Record<string, unknown>>): boolean {
-  for (const name in headers) if (name.startsWith(PARAM_PREFIX)) return true;
-  return false;
-}
 
 /**
  * Picks the `Mcp-Param-*` headers out of a request's headers, as Node's

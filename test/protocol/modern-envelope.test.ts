@@ -91,23 +91,29 @@ describe("modern envelope", () => {
       method: "tools/list",
       name: undefined,
     });
-    assert.deepEqual(envelope, {
-      ok: true,
-      clientCapabilities: {},
-      logLevel: "warning",
-      paramHeaders: new Map(),
-    });
+    assert.ok(envelope.ok);
+    assert.deepEqual(envelope.clientCapabilities, {});
+    assert.equal(envelope.logLevel, "warning");
+    assert.deepEqual(envelope.paramHeaders, new Map());
   });
 
-  test("a tools/call envelope carries its Mcp-Param-* headers; other methods none", () => {
+  test("a tools/call envelope carries its Mcp-Param-* headers, read from every header only when first asked; other methods none", () => {
     const all = { "mcp-param-region": ["us"], "mcp-name": ["echo"], "mcp-param-x": ["1", "2"] };
+    let reads = 0;
+    const distinct = {
+      get headersDistinct() {
+        reads++;
+        return all;
+      },
+    };
     const call = checkModernRequest(request("tools/call", { name: "echo", _meta: META }), {
       protocolVersion: "2026-07-28",
       method: "tools/call",
       name: "echo",
-      all,
+      distinct,
     });
     assert.ok(call.ok);
+    assert.equal(reads, 0, "not read by the envelope check itself");
     assert.deepEqual(
       [...call.paramHeaders],
       [
@@ -115,13 +121,16 @@ describe("modern envelope", () => {
         ["mcp-param-x", null],
       ],
     );
+    assert.equal(call.paramHeaders.size, 2);
+    assert.equal(reads, 1, "read once, then kept");
     const list = checkModernRequest(request("tools/list", { _meta: META }), {
       protocolVersion: "2026-07-28",
       method: "tools/list",
       name: undefined,
-      all,
+      distinct,
     });
     assert.ok(list.ok);
     assert.equal(list.paramHeaders.size, 0);
+    assert.equal(reads, 1, "other methods never read them");
   });
 });
