@@ -81,6 +81,17 @@ const RESOLVED_VOID: Promise<void> = Promise.resolve();
 const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
 const RESOLVED_NULL: Promise<null> = Promise.resolve(null);
 
+/** A memory store whose in-flight and clear methods are its class's own (as they are at this moment). */
+function isPlainMemoryStore(store: CancellationStore): store is MemoryCancellationStore {
+  const own = MemoryCancellationStore.prototype;
+  return (
+    store instanceof MemoryCancellationStore &&
+    store.addInFlight === own.addInFlight &&
+    store.removeInFlight === own.removeInFlight &&
+    store.clear === own.clear
+  );
+}
+
 function ignore(): void {
   // A failed background store write: the sweep removes what it left.
 }
@@ -232,11 +243,9 @@ export class CancellationRegistry {
       this.store = new MemoryCancellationStore(storeOptions);
       this.ownsStore = true;
     }
-    // The memory store itself (not a subclass, which may override the contract's methods).
-    this.memoryStore =
-      Object.getPrototypeOf(this.store) === MemoryCancellationStore.prototype
-        ? (this.store as MemoryCancellationStore)
-        : null;
+    // The memory store, with its own in-flight and clear methods (a subclass or a caller may
+    // have replaced them, e.g. to make them wait: then they are called as the contract says).
+    this.memoryStore = isPlainMemoryStore(this.store) ? this.store : null;
     this.unsubscribe = this.store.onRemoteCancellation((event: RemoteCancellation) => {
       const reason = () => new RequestCancelledError(event.source, event.reason);
       // Every handle of a scope (cancelScope on another node).
@@ -409,9 +418,10 @@ export class CancellationRegistry {
   }
 
   /**
-   * {@link track}, but the handle itself when it is tracked at once: with the memory store
-   * (this registry's own, whose writes never wait) a request starts without a promise and its
-   * microtask hop. A store that failed is a rejected promise, as from track.
+   * {@link track}, but the handle itself when it is tracked at once: with the memory store (its
+   * writes never wait; unless its in-flight or clear methods were replaced, which are then called
+   * as the contract says) a request starts without a promise and its microtask hop. A store that
+   * failed is a rejected promise, as from track.
    *
    * @example
    * ```ts

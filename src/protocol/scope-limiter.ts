@@ -23,7 +23,8 @@ export class ScopeLimiter {
   readonly maxPerScope: number;
   /** Most held by all scopes together. */
   readonly maxTotal: number;
-  private readonly counts = new Map<string, number>();
+  /** Units per scope, each in a counter of its own: changed in place, one lookup per call. */
+  private readonly counts = new Map<string, { n: number }>();
   private held = 0;
   /** The scope whose entry rests at 0 (at most one), or null. */
   private resting: string | null = null;
@@ -36,33 +37,37 @@ export class ScopeLimiter {
   /** Takes one unit for `scope`: {@link ACQUIRED}, or which bound refused it. */
   tryAcquire(scope: string): LimitOutcome {
     if (this.held >= this.maxTotal) return GLOBAL_LIMIT;
-    const count = this.counts.get(scope) ?? 0;
-    if (count >= this.maxPerScope) return SCOPE_LIMIT;
-    this.counts.set(scope, count + 1);
-    if (count === 0 && scope === this.resting) this.resting = null;
+    let counter = this.counts.get(scope);
+    if (counter === undefined) {
+      if (this.maxPerScope < 1) return SCOPE_LIMIT;
+      counter = { n: 0 };
+      this.counts.set(scope, counter);
+    } else if (counter.n >= this.maxPerScope) {
+      return SCOPE_LIMIT;
+    }
+    if (counter.n === 0 && scope === this.resting) this.resting = null;
+    counter.n++;
     this.held++;
     return ACQUIRED;
   }
 
   /** Gives one unit of `scope` back (call exactly once per successful acquire). */
   release(scope: string): void {
-    const count = this.counts.get(scope);
-    if (count === undefined || count === 0) return; // never below 0, whatever a caller does
-    if (count === 1) {
+    const counter = this.counts.get(scope);
+    if (counter === undefined || counter.n === 0) return; // never below 0, whatever a caller does
+    counter.n--;
+    this.held--;
+    if (counter.n === 0) {
       // It rests at 0 in place of the one that rested before (deleted now: still at 0).
       const resting = this.resting;
       if (resting !== null && resting !== scope) this.counts.delete(resting);
-      this.counts.set(scope, 0);
       this.resting = scope;
-    } else {
-      this.counts.set(scope, count - 1);
     }
-    this.held--;
   }
 
   /** Units `scope` holds now. */
   count(scope: string): number {
-    return this.counts.get(scope) ?? 0;
+    return this.counts.get(scope)?.n ?? 0;
   }
 
   /** Units held by all scopes. */

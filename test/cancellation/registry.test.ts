@@ -758,7 +758,7 @@ describe("CancellationRegistry.trackNow", () => {
     await registry.close();
   });
 
-  it("with another store (a subclass of the memory store counts as one): a promise, through the store's own addInFlight", async () => {
+  it("with another store, or a memory store whose addInFlight was replaced (a subclass, or on the instance): a promise, through that addInFlight", async () => {
     const added: string[] = [];
     class CountingStore extends MemoryCancellationStore {
       override addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
@@ -774,6 +774,18 @@ describe("CancellationRegistry.trackNow", () => {
     assert.equal(await registry.isInFlight(9, "ip:1"), true);
     await registry.untrack(handle);
     await registry.close();
+    const patched = new MemoryCancellationStore();
+    const original = patched.addInFlight.bind(patched);
+    patched.addInFlight = (scope, requestId, handleId) => {
+      added.push(`patched ${requestId}`);
+      return original(scope, requestId, handleId);
+    };
+    const second = new CancellationRegistry({ store: patched, janitor: false });
+    const pending = second.trackNow(10, "ip:1");
+    assert.ok(pending instanceof Promise);
+    await second.untrack(await pending);
+    assert.deepEqual(added, ["9", "patched 10"]);
+    await second.close();
   });
 });
 
