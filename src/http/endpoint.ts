@@ -505,14 +505,57 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     const principal =
       authenticate === null ? await NO_PRINCIPAL : await authenticated(input, target);
     if (principal === ANSWERED) return;
+    // The rest is not in this async function: its suspended state stays small (the await above is
+    // its only one). Already handled: nothing is returned, so this function's promise does not
+    // have to adopt another one (a thenable job and its reactions per request).
+    const handled = admitAndDispatch(input, target, principal);
+    if (handled !== HANDLED) return handled;
+  }
+
+  /** A POST once its principal is known: negotiation, admission, the body, then its era's way. */
+  function admitAndDispatch(
+    input: RequestInput,
+    target: ResponseTarget,
+    principal: Principal | null,
+  ): Promise<void> | undefined {
     const accepts = negotiated(input, target);
     if (accepts === ANSWERED) return;
     const admission = admitted(input, target, originScope(input, principal));
     if (admission === ANSWERED) return;
+    let read: ReturnType<typeof readMessage>;
+    try {
+      read = readMessage(input, target);
+    } catch (error) {
+      giveBack(admission);
+      throw error;
+    }
+    if (!(read instanceof Promise)) {
+      return dispatchMessage(input, target, read, principal, accepts, admission);
+    }
+    return read.then(
+      (classified) => dispatchMessage(input, target, classified, principal, accepts, admission),
+      (error: unknown) => {
+        giveBack(admission);
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * A read message, to its era's handling. An exchange holds the admission then and gives it back
+   * itself; otherwise it is given back once the message is handled, however that ends. Returned
+   * rather than awaited, so no frame stays suspended while a call runs.
+   */
+  function dispatchMessage(
+    input: RequestInput,
+    target: ResponseTarget,
+    classified: Classified | Answered,
+    principal: Principal | null,
+    accepts: number,
+    admission: Admission,
+  ): Promise<void> | undefined {
     let handled: Promise<void> | undefined;
     try {
-      const read = readMessage(input, target);
-      const classified = read instanceof Promise ? await read : read;
       if (classified === ANSWERED) return;
       if (classified.kind === "response") {
         handled = answered(input, target, classified, principal, admission);
@@ -526,12 +569,6 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     } finally {
       if (handled === undefined) giveBack(admission);
     }
-    // An exchange holds the admission now and gives it back itself; otherwise it is given back
-    // once the message is handled, however that ends. Returned rather than awaited, so no frame
-    // of this function stays suspended while a call runs.
-    // Already handled: nothing is returned, so this async function's promise does not have to
-    // adopt another one (a thenable job and its reactions per request).
-    if (handled === HANDLED && admission.handedOver) return;
     if (handled === undefined || admission.handedOver) return handled;
     return handled.then(
       () => giveBack(admission),
