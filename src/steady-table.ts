@@ -52,10 +52,4 @@ export class SteadyMap<K, V> {
     values.next(); // the hidden entry, always first
     return values;
   }
-
-  entries(): IterableIterator<[K, V]> {
-    const entries = this.table.entries();
-    entries.next();
-    return entries as IterableIterator<[K, V]>;
-  }
 }

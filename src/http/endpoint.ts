@@ -158,8 +158,8 @@ const STREAMED_METHODS: ReadonlySet<string> = new Set([
   "prompts/get",
 ]);
 
-/** The promise of a request answered at once. */
-const DONE: Promise<void> = Promise.resolve();
+/** The promise of a request answered at once (handled.ts). */
+const DONE: Promise<void> = HANDLED;
 /** What `post` awaits for its principal when there is no authentication. */
 const NO_PRINCIPAL: Promise<null> = Promise.resolve(null);
 

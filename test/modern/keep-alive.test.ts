@@ -12,31 +12,11 @@ import { z } from "zod";
 
 import { defineTool } from "../../src/protocol/define-tool.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
+import { modern } from "../tasks/wire.js";
 
+/** One 2026-07-28 `tools/call` of `name` (test/tasks/wire.ts sends it; the client accepts SSE). */
 function post(url: string, id: number, name: string, args: Record<string, unknown>) {
-  return fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "tools/call",
-      params: {
-        name,
-        arguments: args,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
+  return modern(url, "tools/call", { name, arguments: args }, { id, extension: false });
 }
 
 describe("keep-alive of a waiting 2026-07-28 call", () => {
@@ -63,17 +43,16 @@ describe("keep-alive of a waiting 2026-07-28 call", () => {
 
   test("a call answered at once is plain JSON", async () => {
     for (let id = 1; id <= 20; id++) {
-      const response = await post(url, id, "quick", {});
-      assert.equal(response.headers.get("content-type"), "application/json");
-      const message = (await response.json()) as { result: { content: unknown } };
-      assert.deepEqual(message.result.content, [{ type: "text", text: "at once" }]);
+      const answer = await post(url, id, "quick", {});
+      assert.equal(answer.headers.get("content-type"), "application/json");
+      assert.deepEqual(answer.json.result.content, [{ type: "text", text: "at once" }]);
     }
   });
 
   test("a silent call becomes a stream with keep-alive comments, then its result", async () => {
-    const response = await post(url, 50, "silent", { ms: 300 });
-    assert.equal(response.headers.get("content-type"), "text/event-stream");
-    const text = await response.text();
+    const answer = await post(url, 50, "silent", { ms: 300 });
+    assert.equal(answer.headers.get("content-type"), "text/event-stream");
+    const text = answer.text;
     const keepAlives = text.split(": keepalive").length - 1;
     assert.ok(keepAlives >= 2, `keep-alive comments while it waited (got ${keepAlives})`);
     assert.ok(text.indexOf(": keepalive") < text.indexOf('"result"'), "keep-alives come first");
@@ -81,12 +60,12 @@ describe("keep-alive of a waiting 2026-07-28 call", () => {
   });
 
   test("calls started in one turn each get their own keep-alive", async () => {
-    const responses = await Promise.all(
+    const answers = await Promise.all(
       [51, 52, 53].map((id) => post(url, id, "silent", { ms: 200 })),
     );
-    for (const response of responses) {
-      assert.equal(response.headers.get("content-type"), "text/event-stream");
-      assert.match(await response.text(), /: keepalive[\s\S]*"text":"done"/);
+    for (const answer of answers) {
+      assert.equal(answer.headers.get("content-type"), "text/event-stream");
+      assert.match(answer.text, /: keepalive[\s\S]*"text":"done"/);
     }
   });
 });

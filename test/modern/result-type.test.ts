@@ -10,28 +10,21 @@ import { z } from "zod";
 
 import { defineTool } from "../../src/protocol/define-tool.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
+import { legacy, modern } from "../tasks/wire.js";
 
-const MODERN_META = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
-
-async function call(url: string, name: string, modern: boolean): Promise<Record<string, unknown>> {
-  const params: Record<string, unknown> = { name, arguments: { n: 2 } };
-  if (modern) params._meta = MODERN_META;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json",
-      "mcp-protocol-version": modern ? "2026-07-28" : "2025-11-25",
-      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params }),
-  });
-  assert.equal(response.status, 200);
-  const message = (await response.json()) as { result: Record<string, unknown> };
-  return message.result;
+/** The result of one `tools/call` of `name`, in either era (test/tasks/wire.ts sends it). */
+async function call(
+  url: string,
+  name: string,
+  era: "2026" | "2025",
+): Promise<Record<string, unknown>> {
+  const params = { name, arguments: { n: 2 } };
+  const answer =
+    era === "2026"
+      ? await modern(url, "tools/call", params, { extension: false })
+      : await legacy(url, "tools/call", params);
+  assert.equal(answer.status, 200);
+  return answer.json.result as Record<string, unknown>;
 }
 
 describe("resultType of a 2026-07-28 tool result", () => {
@@ -62,25 +55,25 @@ describe("resultType of a 2026-07-28 tool result", () => {
   after(() => server.close());
 
   test("added to a text result, every member kept", async () => {
-    const result = await call(url, "text", true);
+    const result = await call(url, "text", "2026");
     assert.equal(result.resultType, "complete");
     assert.deepEqual(result.content, [{ type: "text", text: "plain" }]);
   });
 
   test("added to a structured result, structuredContent kept", async () => {
-    const result = await call(url, "structured", true);
+    const result = await call(url, "structured", "2026");
     assert.equal(result.resultType, "complete");
     assert.deepEqual(result.structuredContent, { doubled: 4 });
   });
 
   test("a resultType of the handler's own is replaced by complete", async () => {
-    const result = await call(url, "own-type", true);
+    const result = await call(url, "own-type", "2026");
     assert.equal(result.resultType, "complete");
     assert.deepEqual(result.content, [{ type: "text", text: "mine" }]);
   });
 
   test("a 2025-11-25 result carries none", async () => {
-    const result = await call(url, "text", false);
+    const result = await call(url, "text", "2025");
     assert.equal("resultType" in result, false);
     assert.deepEqual(result.content, [{ type: "text", text: "plain" }]);
   });
