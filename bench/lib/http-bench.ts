@@ -2,7 +2,8 @@
  * The HTTP throughput benchmark's engine, shared by `npm run bench:http` (bench/http.ts) and
  * `npm run bench` (bench/report.ts): every target in its own process pinned to one CPU, the load
  * generator (bench/lib/load-generator.ts: `wrk`) pinned to the other, every path each target
- * supports, rounds in rotating order, server CPU per request from /proc next to req/s and p99.
+ * supports, rounds in which the rows of each ratio run back to back (bench/lib/round-order.ts),
+ * server CPU per request from /proc next to req/s and p99.
  *
  * @example
  * ```ts
@@ -27,6 +28,7 @@ import {
   pinProcess,
 } from "./load-generator.js";
 import { loadAverage, machineLine } from "./machine.js";
+import { roundOrder } from "./round-order.js";
 import { median } from "./stats.js";
 
 /** The targets the benchmark knows. */
@@ -248,8 +250,8 @@ const fmt = (n: number, digits = 0): string =>
 
 /**
  * Runs the benchmark: starts every target (and a private redis-server for the Redis target),
- * pre-flights every row, warms each up, then `rounds` rounds over every row in an order that
- * rotates each round; checks every row again after the load. Progress goes to stderr.
+ * pre-flights every row, warms each up, then `rounds` rounds over every row in the order of
+ * bench/lib/round-order.ts; checks every row again after the load. Progress goes to stderr.
  *
  * @example
  * ```ts
@@ -325,9 +327,12 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
       await load(row, options.warmup);
     }
     for (let round = 0; round < options.rounds; round++) {
-      // Rotate the order every round so slow drift (other work on the machine) spreads evenly.
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[(i + round) % rows.length] as RowResult;
+      // The two rows of each ratio back to back; groups rotate, directions alternate.
+      for (const row of roundOrder(
+        rows,
+        options.paths.map((key) => BENCH_PATHS[key]),
+        round,
+      )) {
         const pid = target(row).child.pid;
         const cpuBefore = processCpuMs(pid);
         const r = await load(row, options.duration);
@@ -500,7 +505,7 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
     (o.build ?? "dist") === "dist"
       ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships)"
       : "conduit-mcp runs its TypeScript sources through tsx";
-  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, the order rotating every round; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
+  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row; in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
 
 - Command: \`${command}\` (${result.seconds} s)
 - Date: ${result.date}; machine: ${machineLine()}
