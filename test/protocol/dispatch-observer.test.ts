@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CancellationRegistry } from "../../src/cancellation/index.js";
 import {
   Dispatcher,
+  type DispatchObserver,
   defineResource,
   defineResourceTemplate,
   defineTool,
@@ -47,6 +48,18 @@ const request = (id: number, method: string, params: object): JsonRpcRequest => 
   params: params as Record<string, unknown>,
 });
 const meta = { scope: "ip:1", principal: null, sessionId: null, logLevel: null };
+
+/** A dispatcher with one tool, `ok`, answering "fine", watched by `observer`. */
+const okDispatcher = (registry: CancellationRegistry, observer: DispatchObserver): Dispatcher =>
+  new Dispatcher({
+    name: "t",
+    version: "1",
+    registry,
+    streamCancelTimeoutMs: 30,
+    cancelOnDisconnect: true,
+    tools: [defineTool({ name: "ok", handler: () => "fine" })],
+    observer,
+  });
 
 describe("DispatchObserver and the method table", () => {
   test("start and end of every handler kind, with outcome, error and cancellation source", async () => {
@@ -151,29 +164,21 @@ describe("DispatchObserver and the method table", () => {
     const seen: { started: HandlerInfo | null; ran: HandlerInfo | null; ended: HandlerInfo }[] = [];
     let started: HandlerInfo | null = null;
     let ran: HandlerInfo | null = null;
-    const dispatcher = new Dispatcher({
-      name: "t",
-      version: "1",
-      registry,
-      streamCancelTimeoutMs: 30,
-      cancelOnDisconnect: true,
-      tools: [defineTool({ name: "ok", handler: () => "fine" })],
-      observer: {
-        // Follows (stands a sink in front of) the requests of scope ip:1 only.
-        requestStarted: (info, sink) =>
-          info.meta.scope === "ip:1" ? Object.assign(Object.create(sink), { sink }) : undefined,
-        handlerStarted: (info) => {
-          started = info;
-        },
-        runHandler: (info, run) => {
-          ran = info;
-          return run();
-        },
-        handlerEnded: (info) => {
-          seen.push({ started, ran, ended: info });
-          started = null;
-          ran = null;
-        },
+    const dispatcher = okDispatcher(registry, {
+      // Follows (stands a sink in front of) the requests of scope ip:1 only.
+      requestStarted: (info, sink) =>
+        info.meta.scope === "ip:1" ? Object.assign(Object.create(sink), { sink }) : undefined,
+      handlerStarted: (info) => {
+        started = info;
+      },
+      runHandler: (info, run) => {
+        ran = info;
+        return run();
+      },
+      handlerEnded: (info) => {
+        seen.push({ started, ran, ended: info });
+        started = null;
+        ran = null;
       },
     });
     const call = (id: number, scope: string) =>
@@ -201,19 +206,11 @@ describe("DispatchObserver and the method table", () => {
     const registry = new CancellationRegistry({ janitor: false });
     let follows = false;
     const started: number[] = [];
-    const dispatcher = new Dispatcher({
-      name: "t",
-      version: "1",
-      registry,
-      streamCancelTimeoutMs: 30,
-      cancelOnDisconnect: true,
-      tools: [defineTool({ name: "ok", handler: () => "fine" })],
-      observer: {
-        followsRequests: () => follows,
-        requestStarted: (info) => {
-          started.push(info.requestId as number);
-          return undefined;
-        },
+    const dispatcher = okDispatcher(registry, {
+      followsRequests: () => follows,
+      requestStarted: (info) => {
+        started.push(info.requestId as number);
+        return undefined;
       },
     });
     const call = async (id: number) => {
