@@ -20,6 +20,8 @@ import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-sche
 import {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
+  DEFAULT_MAX_TASK_BYTES,
+  DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
   DEFAULT_MAX_TASK_RESULT_BYTES,
   DEFAULT_MAX_TASKS,
   DEFAULT_MAX_TASKS_PER_SCOPE,
@@ -81,7 +83,8 @@ export interface RedisTaskStoreOptions {
   /**
    * Number of key-space shards (1..1024), each under its own hash tag; a scope lives in one.
    * Default 1 on a single Redis, 16 on a `Cluster`. With more than one shard, `maxTasks` is
-   * enforced per shard as `floor(maxTasks / shards)`.
+   * enforced per shard as `floor(maxTasks / shards)`, and `maxTasksPerScope` per shard too: the
+   * tasks a bucket makes in different sessions may live in different shards.
    */
   readonly shards?: number;
   /** Per-scope quota (`Infinity` disables). Default 100. */
@@ -90,6 +93,17 @@ export interface RedisTaskStoreOptions {
   readonly maxTasks?: number;
   /** Largest result or error, in UTF-8 bytes of its JSON text. Default 1 MiB. */
   readonly maxResultBytes?: number;
+  /**
+   * Bytes of results, errors, input requests and status messages one bucket's tasks may hold
+   * (`Infinity` disables). Default 8 MiB. With more than one shard it holds per shard: a bucket's
+   * tasks made in different sessions may live in different shards.
+   */
+  readonly maxTaskBytesPerScope?: number;
+  /**
+   * Bytes of every task together (`Infinity` disables). Default 128 MiB, enforced per shard as
+   * `floor(maxTaskBytes / shards)`.
+   */
+  readonly maxTaskBytes?: number;
   /**
    * This node's lease, renewed every `leaseMs / 3`; once it lapses, any node fails the running
    * tasks this node owns. Default 15 000.
@@ -115,29 +129,29 @@ type Client = Redis | Cluster;
 
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL). */
 interface TaskScripts {
-  conduitMcpTaskCreateV1(...args: Wire[]): Promise<[number, string, string, string]>;
-  conduitMcpTaskGetV1(...args: Wire[]): Promise<string[] | null>;
-  conduitMcpTaskUpdateV1(...args: Wire[]): Promise<number>;
-  conduitMcpTaskFinishV1(...args: Wire[]): Promise<number>;
-  conduitMcpTaskCancelV1(...args: Wire[]): Promise<Array<number | string>>;
-  conduitMcpTaskCancelScopeV1(...args: Wire[]): Promise<string[]>;
-  conduitMcpTaskListV1(...args: Wire[]): Promise<string[] | null>;
-  conduitMcpTaskSweepV1(...args: Wire[]): Promise<[number, number]>;
-  conduitMcpTaskRenewLeaseV1(...args: Wire[]): Promise<number>;
-  conduitMcpTaskRetireV1(...args: Wire[]): Promise<number>;
+  conduitMcpTaskCreateV2(...args: Wire[]): Promise<[number, string, string, string]>;
+  conduitMcpTaskGetV2(...args: Wire[]): Promise<string[] | null>;
+  conduitMcpTaskUpdateV2(...args: Wire[]): Promise<Array<number | string>>;
+  conduitMcpTaskFinishV2(...args: Wire[]): Promise<Array<number | string>>;
+  conduitMcpTaskCancelV2(...args: Wire[]): Promise<Array<number | string>>;
+  conduitMcpTaskCancelScopeV2(...args: Wire[]): Promise<string[]>;
+  conduitMcpTaskListV2(...args: Wire[]): Promise<string[] | null>;
+  conduitMcpTaskSweepV2(...args: Wire[]): Promise<[number, number]>;
+  conduitMcpTaskRenewLeaseV2(...args: Wire[]): Promise<number>;
+  conduitMcpTaskRetireV2(...args: Wire[]): Promise<number>;
 }
 
 const SCRIPTS: ReadonlyArray<readonly [keyof TaskScripts, string, number]> = [
-  ["conduitMcpTaskCreateV1", TASK_CREATE_SCRIPT, 7],
-  ["conduitMcpTaskGetV1", TASK_GET_SCRIPT, 1],
-  ["conduitMcpTaskUpdateV1", TASK_UPDATE_SCRIPT, 1],
-  ["conduitMcpTaskFinishV1", TASK_FINISH_SCRIPT, 1],
-  ["conduitMcpTaskCancelV1", TASK_CANCEL_SCRIPT, 1],
-  ["conduitMcpTaskCancelScopeV1", TASK_CANCEL_SCOPE_SCRIPT, 1],
-  ["conduitMcpTaskListV1", TASK_LIST_SCRIPT, 1],
-  ["conduitMcpTaskSweepV1", TASK_SWEEP_SCRIPT, 2],
-  ["conduitMcpTaskRenewLeaseV1", TASK_RENEW_LEASE_SCRIPT, 2],
-  ["conduitMcpTaskRetireV1", TASK_RETIRE_SCRIPT, 3],
+  ["conduitMcpTaskCreateV2", TASK_CREATE_SCRIPT, 7],
+  ["conduitMcpTaskGetV2", TASK_GET_SCRIPT, 1],
+  ["conduitMcpTaskUpdateV2", TASK_UPDATE_SCRIPT, 1],
+  ["conduitMcpTaskFinishV2", TASK_FINISH_SCRIPT, 1],
+  ["conduitMcpTaskCancelV2", TASK_CANCEL_SCRIPT, 1],
+  ["conduitMcpTaskCancelScopeV2", TASK_CANCEL_SCOPE_SCRIPT, 1],
+  ["conduitMcpTaskListV2", TASK_LIST_SCRIPT, 1],
+  ["conduitMcpTaskSweepV2", TASK_SWEEP_SCRIPT, 2],
+  ["conduitMcpTaskRenewLeaseV2", TASK_RENEW_LEASE_SCRIPT, 2],
+  ["conduitMcpTaskRetireV2", TASK_RETIRE_SCRIPT, 3],
 ];
 
 /** A call that did not reach Redis (outage, timeout, not connected). */
@@ -208,6 +222,8 @@ export class RedisTaskStore implements TaskStore {
   readonly maxTasksPerScope: number;
   readonly maxTasks: number;
   readonly maxResultBytes: number;
+  readonly maxTaskBytesPerScope: number;
+  readonly maxTaskBytes: number;
   private readonly client: Client;
   private readonly subscriber: Client;
   private readonly ownsClient: boolean;
@@ -215,6 +231,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly channel: string;
   private readonly maxPerScopeArg: string;
   private readonly maxArg: string;
+  private readonly maxBucketBytesArg: string;
+  private readonly maxBytesArg: string;
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   private readonly clock: (() => number) | null;
@@ -257,6 +275,18 @@ export class RedisTaskStore implements TaskStore {
       "maxResultBytes",
       options.maxResultBytes,
       DEFAULT_MAX_TASK_RESULT_BYTES,
+    );
+    this.maxTaskBytesPerScope = readOption(
+      OPTION.positiveLimit,
+      "maxTaskBytesPerScope",
+      options.maxTaskBytesPerScope,
+      DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
+    );
+    this.maxTaskBytes = readOption(
+      OPTION.positiveLimit,
+      "maxTaskBytes",
+      options.maxTaskBytes,
+      DEFAULT_MAX_TASK_BYTES,
     );
     this.leaseMs = readOption(integerBetween(3, MAX_TIMER_MS), "leaseMs", options.leaseMs, 15_000);
     this.timeoutMs = readOption(
@@ -302,6 +332,12 @@ export class RedisTaskStore implements TaskStore {
     // The cap per shard: the whole store never holds more than maxTasks.
     this.maxArg = Number.isFinite(this.maxTasks)
       ? String(Math.max(1, Math.floor(this.maxTasks / shards)))
+      : "-1";
+    this.maxBucketBytesArg = Number.isFinite(this.maxTaskBytesPerScope)
+      ? String(this.maxTaskBytesPerScope)
+      : "-1";
+    this.maxBytesArg = Number.isFinite(this.maxTaskBytes)
+      ? String(Math.max(1, Math.floor(this.maxTaskBytes / shards)))
       : "-1";
     const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
     this.keys = new KeyLayout(prefix, clientKeyPrefix, shards);
@@ -366,13 +402,14 @@ export class RedisTaskStore implements TaskStore {
 
   async create(task: NewTask): Promise<CreateTaskOutcome> {
     const s = wire(task.scope);
+    const bucket = wire(task.bucket ?? task.scope);
     const shard = this.keys.shardOf(s);
     const message = task.statusMessage ?? null;
     const reply = await this.call((c) =>
-      c.conduitMcpTaskCreateV1(
+      c.conduitMcpTaskCreateV2(
         this.taskKey(shard, s, task.taskId),
         cat(`${shard.tag}:ts:`, s),
-        cat(`${shard.tag}:tsd:`, s),
+        cat(`${shard.tag}:tb:`, bucket),
         `${shard.tag}:tall`,
         `${shard.tag}:trun:${this.nodeId}`,
         `${shard.tag}:tnodes`,
@@ -387,6 +424,7 @@ export class RedisTaskStore implements TaskStore {
         message === null ? "" : JSON.stringify(message),
         this.maxPerScopeArg,
         this.maxArg,
+        bucket,
       ),
     );
     if (reply === UNAVAILABLE) throw new TaskStoreUnavailableError();
@@ -431,7 +469,7 @@ export class RedisTaskStore implements TaskStore {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
     const reply = await this.call((c) =>
-      c.conduitMcpTaskGetV1(
+      c.conduitMcpTaskGetV2(
         this.taskKey(shard, s, taskId),
         ...this.context(shard),
         pairMember(s, taskId),
@@ -447,7 +485,7 @@ export class RedisTaskStore implements TaskStore {
     const shard = this.keys.shardOf(s);
     const limit = Math.max(1, Math.floor(options.limit));
     const reply = await this.call((c) =>
-      c.conduitMcpTaskListV1(
+      c.conduitMcpTaskListV2(
         cat(`${shard.tag}:ts:`, s),
         ...this.context(shard),
         s,
@@ -520,7 +558,7 @@ export class RedisTaskStore implements TaskStore {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
     const reply = await this.call((c) =>
-      c.conduitMcpTaskCancelV1(
+      c.conduitMcpTaskCancelV2(
         this.taskKey(shard, s, taskId),
         ...this.context(shard),
         pairMember(s, taskId),
@@ -545,7 +583,7 @@ export class RedisTaskStore implements TaskStore {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
     const reply = await this.call((c) =>
-      c.conduitMcpTaskCancelScopeV1(
+      c.conduitMcpTaskCancelScopeV2(
         cat(`${shard.tag}:ts:`, s),
         ...this.context(shard),
         s,
@@ -575,7 +613,7 @@ export class RedisTaskStore implements TaskStore {
       this.keys.all.map(async (shard) => {
         for (let page = 0; page < SWEEP_MAX_PAGES; page++) {
           const reply = await this.call((c) =>
-            c.conduitMcpTaskSweepV1(
+            c.conduitMcpTaskSweepV2(
               `${shard.tag}:texp`,
               `${shard.tag}:tnodes`,
               shard.luaBase,
@@ -621,7 +659,7 @@ export class RedisTaskStore implements TaskStore {
       await Promise.all(
         this.keys.all.map((shard) =>
           this.call((c) =>
-            c.conduitMcpTaskRetireV1(
+            c.conduitMcpTaskRetireV2(
               `${shard.tag}:tnodes`,
               `${shard.tag}:tlease:${this.nodeId}`,
               `${shard.tag}:trun:${this.nodeId}`,
@@ -669,16 +707,20 @@ export class RedisTaskStore implements TaskStore {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
     const reply = await this.call((c) =>
-      c.conduitMcpTaskUpdateV1(
+      c.conduitMcpTaskUpdateV2(
         this.taskKey(shard, s, taskId),
         ...this.context(shard),
         pairMember(s, taskId),
         update.status ?? "",
         ...optional(update.statusMessage, true),
         ...optional(update.inputRequests, false),
+        this.maxBucketBytesArg,
+        this.maxBytesArg,
       ),
     );
-    return reply === UNAVAILABLE ? UNAVAILABLE : reply === 1;
+    if (reply === UNAVAILABLE) return UNAVAILABLE;
+    this.evictedBy(reply);
+    return Number(reply[0]) === 1;
   }
 
   private async writeFinish(
@@ -694,7 +736,7 @@ export class RedisTaskStore implements TaskStore {
     // can be too large. One read, then the size check, then the check-and-set.
     if (Buffer.byteLength(payload, "utf8") > this.maxResultBytes) {
       const current = await this.call((c) =>
-        c.conduitMcpTaskGetV1(
+        c.conduitMcpTaskGetV2(
           this.taskKey(shard, s, taskId),
           ...this.context(shard),
           pairMember(s, taskId),
@@ -706,7 +748,7 @@ export class RedisTaskStore implements TaskStore {
       return record.owner === null ? "not_running" : "too_large";
     }
     const reply = await this.call((c) =>
-      c.conduitMcpTaskFinishV1(
+      c.conduitMcpTaskFinishV2(
         this.taskKey(shard, s, taskId),
         ...this.context(shard),
         pairMember(s, taskId),
@@ -714,13 +756,29 @@ export class RedisTaskStore implements TaskStore {
         isResult ? "r" : "er",
         payload,
         ...optional(outcome.statusMessage, true),
+        this.maxBucketBytesArg,
+        this.maxBytesArg,
       ),
     );
     if (reply === UNAVAILABLE) return UNAVAILABLE;
+    const code = Number(reply[0]);
+    if (code === 2) return "too_large";
     this.forgetOwned(scope, taskId);
-    if (reply !== 1) return "not_running";
+    if (code !== 1) return "not_running";
     this.announce({ scope, taskId, status: outcome.status });
+    this.evictedBy(reply);
     return "finished";
+  }
+
+  /** Announces the running tasks a script dropped for the byte budget (`reply[1..]`: scope JSON, id). */
+  private evictedBy(reply: ReadonlyArray<number | string>): void {
+    for (let i = 1; i + 1 < reply.length; i += 2) {
+      const scope = parseScope(String(reply[i]));
+      const taskId = String(reply[i + 1]);
+      if (scope === null || !isTaskId(taskId)) continue;
+      this.owned.delete(ownedKey(scope, taskId));
+      this.announce({ scope, taskId, status: "evicted" });
+    }
   }
 
   /**
@@ -838,7 +896,7 @@ export class RedisTaskStore implements TaskStore {
     const held = await Promise.all(
       this.keys.all.map((shard) =>
         this.call((c) =>
-          c.conduitMcpTaskRenewLeaseV1(
+          c.conduitMcpTaskRenewLeaseV2(
             `${shard.tag}:tlease:${this.nodeId}`,
             `${shard.tag}:tnodes`,
             this.nodeId,

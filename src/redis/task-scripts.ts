@@ -11,9 +11,11 @@
  * | --- | --- | --- |
  * | `{t}:tk:<len(scope)>:<scope><taskId>` | HASH | one task (fields below) |
  * | `{t}:ts:<scope>` | ZSET | task id → creation sequence (the scope's tasks in creation order) |
- * | `{t}:tsd:<scope>` | ZSET | task id → finish sequence (the scope's finished tasks, oldest first) |
- * | `{t}:tscopes` | ZSET | scope → its task count (the cap's largest scope) |
- * | `{t}:tfscopes` | ZSET | scope → its task count, for scopes holding a finished task |
+ * | `{t}:tb:<bucket>` | ZSET | pair member → creation sequence (the tasks a bucket pays for) |
+ * | `{t}:tbd:<bucket>` | ZSET | pair member → finish sequence (its finished tasks, oldest first) |
+ * | `{t}:tbuckets` | ZSET | bucket → its task count (the cap's largest bucket) |
+ * | `{t}:tbbytes` | ZSET | bucket → its tasks' bytes (the byte budget's largest bucket) |
+ * | `{t}:tbytes` | STRING | the bytes of every task of the shard |
  * | `{t}:tall` | SET | pair member of every task (size, the cap) |
  * | `{t}:texp` | ZSET | pair member → expiresAt, finished tasks only (the sweep) |
  * | `{t}:trun:<node>` | SET | pair members of the running tasks a node owns |
@@ -25,7 +27,8 @@
  * Task HASH fields: `s` status, `m` status message as JSON text (absent = null), `c` createdAt, `u`
  * lastUpdatedAt, `l` ttlMs, `p` pollIntervalMs, `o` owner (absent once terminal), `e` expiresAt
  * (absent while running), `r` result, `er` error, `ir` input requests (each absent = null), `sc` the
- * scope as stored, `j` the scope as JSON text, `id` the task id.
+ * scope as stored, `j` the scope as JSON text, `id` the task id, `b` the bucket that pays for it
+ * (quota and bytes; it lives in the scope's shard), `n` its bytes (`r`, `er`, `ir` and `m`).
  *
  * Results, errors and input requests are opaque JSON text that the scripts never decode (Redis's
  * cjson turns `[]` into `{}` and rounds numbers), so a result comes back exactly as it went in.
@@ -60,40 +63,107 @@ local function pairMember(scope, id)
   return string.len(scope) .. ':' .. scope .. id
 end
 
-local function syncScope(base, scope)
-  local count = redis.call('ZCARD', base .. ':ts:' .. scope)
-  local done = redis.call('ZCARD', base .. ':tsd:' .. scope)
+-- Keeps a bucket's place in the largest-first indexes in step with its task ZSET.
+local function syncBucket(base, bucket)
+  local count = redis.call('ZCARD', base .. ':tb:' .. bucket)
   if count == 0 then
-    redis.call('ZREM', base .. ':tscopes', scope)
+    redis.call('ZREM', base .. ':tbuckets', bucket)
+    redis.call('ZREM', base .. ':tbbytes', bucket)
   else
-    redis.call('ZADD', base .. ':tscopes', count, scope)
-  end
-  if done == 0 then
-    redis.call('ZREM', base .. ':tfscopes', scope)
-  else
-    redis.call('ZADD', base .. ':tfscopes', count, scope)
+    redis.call('ZADD', base .. ':tbuckets', count, bucket)
   end
 end
 
--- The largest scope of a count ZSET; among equals the smallest name (equal scores sort bytewise,
--- which is code point order for UTF-8 and for the WTF-8 of key-layout.ts).
+-- The largest bucket of a ZSET of sizes; among equals the smallest name (equal scores sort
+-- bytewise, which is code point order for UTF-8 and for the WTF-8 of key-layout.ts).
 local function largest(zkey)
   local top = redis.call('ZREVRANGEBYSCORE', zkey, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if #top == 0 then return false end
   return redis.call('ZRANGEBYSCORE', zkey, top[2], top[2], 'LIMIT', 0, 1)[1]
 end
 
+-- Sets the task's byte count from its fields, and its bucket's and the shard's with it.
+local function recount(base, key)
+  local f = redis.call('HMGET', key, 'r', 'er', 'ir', 'm', 'n', 'b')
+  if not f[6] then return end
+  local n = 0
+  for i = 1, 4 do
+    if f[i] then n = n + string.len(f[i]) end
+  end
+  local delta = n - tonumber(f[5] or 0)
+  if delta == 0 then return end
+  redis.call('HSET', key, 'n', n)
+  redis.call('ZINCRBY', base .. ':tbbytes', delta, f[6])
+  redis.call('INCRBY', base .. ':tbytes', delta)
+end
+
 local function removeTask(base, member)
   local key = base .. ':tk:' .. member
-  local f = redis.call('HMGET', key, 'sc', 'id', 'o')
+  local f = redis.call('HMGET', key, 'sc', 'id', 'o', 'b', 'n')
   redis.call('DEL', key)
   redis.call('SREM', base .. ':tall', member)
   redis.call('ZREM', base .. ':texp', member)
   if f[3] then redis.call('SREM', base .. ':trun:' .. f[3], member) end
-  if f[1] then
-    redis.call('ZREM', base .. ':ts:' .. f[1], f[2])
-    redis.call('ZREM', base .. ':tsd:' .. f[1], f[2])
-    syncScope(base, f[1])
+  if f[1] then redis.call('ZREM', base .. ':ts:' .. f[1], f[2]) end
+  if f[4] then
+    redis.call('ZREM', base .. ':tb:' .. f[4], member)
+    redis.call('ZREM', base .. ':tbd:' .. f[4], member)
+    local n = tonumber(f[5] or 0)
+    if n ~= 0 then
+      redis.call('ZINCRBY', base .. ':tbbytes', -n, f[4])
+      redis.call('INCRBY', base .. ':tbytes', -n)
+    end
+    syncBucket(base, f[4])
+  end
+end
+
+-- The first member of a ZSET's first two that is not spare (false when none).
+local function firstOther(zkey, spare)
+  for _, m in ipairs(redis.call('ZRANGE', zkey, 0, 1)) do
+    if m ~= spare then return m end
+  end
+  return false
+end
+
+-- Drops one task of the largest bucket of zkey (by count or by bytes), never spare: its oldest
+-- finished task, else its oldest running one, whose scope JSON and id are returned (its handler
+-- must be aborted; the caller announces it). Returns false when nothing can be dropped, true when
+-- a finished task went.
+local function evictLargest(base, zkey, spare)
+  local bucket = largest(zkey)
+  if not bucket then return false end
+  local victim = firstOther(base .. ':tbd:' .. bucket, spare)
+  if victim then
+    removeTask(base, victim)
+    return true
+  end
+  victim = firstOther(base .. ':tb:' .. bucket, spare)
+  if not victim then return false end
+  local f = redis.call('HMGET', base .. ':tk:' .. victim, 'j', 'id')
+  removeTask(base, victim)
+  return { f[1] or '', f[2] or '' }
+end
+
+-- Keeps the byte budgets after the task at member grew: its bucket's own oldest finished tasks go
+-- while the bucket is over maxBucket, then tasks of the bucket holding the most bytes while the
+-- shard is over maxAll (-1 = off). Appends the running tasks dropped to out (scope JSON, id).
+local function fitBytes(base, bucket, member, maxBucket, maxAll, out)
+  if maxBucket >= 0 then
+    while tonumber(redis.call('ZSCORE', base .. ':tbbytes', bucket) or 0) > maxBucket do
+      local oldest = firstOther(base .. ':tbd:' .. bucket, member)
+      if not oldest then break end
+      removeTask(base, oldest)
+    end
+  end
+  if maxAll >= 0 then
+    while tonumber(redis.call('GET', base .. ':tbytes') or 0) > maxAll do
+      local gone = evictLargest(base, base .. ':tbbytes', member)
+      if not gone then break end
+      if gone ~= true then
+        out[#out + 1] = gone[1]
+        out[#out + 1] = gone[2]
+      end
+    end
   end
 end
 
@@ -127,8 +197,11 @@ local function terminate(base, key, member, status, ctx)
   redis.call('HSET', key, 's', status, 'u', int(now), 'e', int(expires))
   redis.call('HDEL', key, 'o', 'ir')
   redis.call('ZADD', base .. ':texp', int(expires), member)
-  redis.call('ZADD', base .. ':tsd:' .. f[2], redis.call('INCR', base .. ':tseq'), f[3])
-  syncScope(base, f[2])
+  local bucket = redis.call('HGET', key, 'b')
+  if bucket then
+    redis.call('ZADD', base .. ':tbd:' .. bucket, redis.call('INCR', base .. ':tseq'), member)
+  end
+  recount(base, key)
   announce(ctx.channel, status, ctx.node, f[3], f[4])
 end
 
@@ -174,34 +247,35 @@ end
 `;
 
 /**
- * create(task): the scope's quota first (its own oldest finished task, an expired one before any
- * other, makes room; a scope whose tasks all run is refused), then at the shard's cap one task is
- * dropped (the oldest finished task of the largest scope holding one, else the oldest running task
- * of the largest scope, returned and announced as `evicted`), then the write. The owner's lease is
- * set in the same script, so a task is never written under a lease that does not exist.
+ * create(task): the bucket's quota first (its own oldest finished task, an expired one before any
+ * other, makes room; a bucket whose tasks all run is refused), then at the shard's cap one task of
+ * the largest bucket is dropped (its oldest finished task, else its oldest running task, returned
+ * and announced as `evicted`), then the write. The owner's lease is set in the same script, so a
+ * task is never written under a lease that does not exist.
  *
- * KEYS: 1 tk:<pair>, 2 ts:<scope>, 3 tsd:<scope>, 4 tall, 5 trun:<node>, 6 tnodes, 7 tlease:<node>.
+ * KEYS: 1 tk:<pair>, 2 ts:<scope>, 3 tb:<bucket>, 4 tall, 5 trun:<node>, 6 tnodes, 7 tlease:<node>.
  * ARGV: 1..7 context, 8 scope, 9 id, 10 scope JSON, 11 ttlMs, 12 pollIntervalMs,
- * 13 message mode ('s' or 'c'), 14 message, 15 maxPerScope (-1 = off), 16 max (-1 = off).
- * Returns `{ code, createdAt, evicted scope JSON, evicted id }`: code 1 created, 0 the scope is at
+ * 13 message mode ('s' or 'c'), 14 message, 15 maxPerScope (-1 = off), 16 max (-1 = off),
+ * 17 bucket.
+ * Returns `{ code, createdAt, evicted scope JSON, evicted id }`: code 1 created, 0 the bucket is at
  * its quota with every task running, 3 the id exists already.
  */
 export const TASK_CREATE_SCRIPT = `${COMMON}
 local base = ARGV[1]
 local ctx = context(ARGV)
-local scope, id = ARGV[8], ARGV[9]
+local scope, id, bucket = ARGV[8], ARGV[9], ARGV[17]
 local maxPer, max = tonumber(ARGV[15]), tonumber(ARGV[16])
 if redis.call('EXISTS', KEYS[1]) == 1 then return { 3, 0, '', '' } end
-if maxPer >= 0 and redis.call('ZCARD', KEYS[2]) >= maxPer then
-  -- The scope's finished tasks in the order they finished (at most its quota): the first expired
+if maxPer >= 0 and redis.call('ZCARD', KEYS[3]) >= maxPer then
+  -- The bucket's finished tasks in the order they finished (at most its quota): the first expired
   -- one, else the first one.
-  local finished = redis.call('ZRANGE', KEYS[3], 0, -1)
+  local finished = redis.call('ZRANGE', base .. ':tbd:' .. bucket, 0, -1)
   if #finished == 0 then return { 0, 0, '', '' } end
-  local victim = pairMember(scope, finished[1])
-  for _, fid in ipairs(finished) do
-    local e = redis.call('HGET', base .. ':tk:' .. pairMember(scope, fid), 'e')
+  local victim = finished[1]
+  for _, m in ipairs(finished) do
+    local e = redis.call('HGET', base .. ':tk:' .. m, 'e')
     if e and ctx.now >= tonumber(e) then
-      victim = pairMember(scope, fid)
+      victim = m
       break
     end
   end
@@ -209,31 +283,23 @@ if maxPer >= 0 and redis.call('ZCARD', KEYS[2]) >= maxPer then
 end
 local evictedScope, evictedId = '', ''
 if max >= 0 and redis.call('SCARD', KEYS[4]) >= max then
-  local sc = largest(base .. ':tfscopes')
-  if sc then
-    removeTask(base, pairMember(sc, redis.call('ZRANGE', base .. ':tsd:' .. sc, 0, 0)[1]))
-  else
-    sc = largest(base .. ':tscopes')
-    if sc then
-      local victim = redis.call('ZRANGE', base .. ':ts:' .. sc, 0, 0)[1]
-      local member = pairMember(sc, victim)
-      evictedScope = redis.call('HGET', base .. ':tk:' .. member, 'j')
-      evictedId = victim
-      removeTask(base, member)
-    end
-  end
+  local gone = evictLargest(base, base .. ':tbuckets', '')
+  if gone and gone ~= true then evictedScope, evictedId = gone[1], gone[2] end
 end
 local now = ctx.now
-redis.call('HSET', KEYS[1], 's', 'working', 'c', int(now), 'u', int(now), 'l', ARGV[11], 'p', ARGV[12],
-  'o', ctx.node, 'sc', scope, 'j', ARGV[10], 'id', id)
-setOptional(KEYS[1], 'm', ARGV[13], ARGV[14])
-redis.call('ZADD', KEYS[2], redis.call('INCR', base .. ':tseq'), id)
 local member = pairMember(scope, id)
+redis.call('HSET', KEYS[1], 's', 'working', 'c', int(now), 'u', int(now), 'l', ARGV[11], 'p', ARGV[12],
+  'o', ctx.node, 'sc', scope, 'j', ARGV[10], 'id', id, 'b', bucket, 'n', 0)
+setOptional(KEYS[1], 'm', ARGV[13], ARGV[14])
+local seq = redis.call('INCR', base .. ':tseq')
+redis.call('ZADD', KEYS[2], seq, id)
+redis.call('ZADD', KEYS[3], seq, member)
 redis.call('SADD', KEYS[4], member)
 redis.call('SADD', KEYS[5], member)
 redis.call('SADD', KEYS[6], ctx.node)
 redis.call('SET', KEYS[7], ctx.node, 'PX', ARGV[7])
-syncScope(base, scope)
+syncBucket(base, bucket)
+recount(base, KEYS[1])
 if evictedId ~= '' then announce(ctx.channel, 'evicted', ctx.node, evictedId, evictedScope) end
 return { 1, int(now), evictedScope, evictedId }
 `;
@@ -249,38 +315,85 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * update(scope, id, change): a check-and-set on a live, non-terminal task.
+ * update(scope, id, change): a check-and-set on a live, non-terminal task, then the byte budgets
+ * (fitBytes: the bucket's own finished tasks, then the largest buckets'; never this task).
  * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 status ('' keeps it),
- * 10 message mode (k/c/s), 11 message, 12 input requests mode (k/c/s), 13 input requests.
- * Returns 1 when written, 0 when the task is unknown, expired or terminal.
+ * 10 message mode (k/c/s), 11 message, 12 input requests mode (k/c/s), 13 input requests,
+ * 14 bytes per bucket (-1 = off), 15 bytes in all (-1 = off).
+ * Returns `{ code, evicted scope JSON, evicted id, … }`: code 1 when written, 0 when the task is
+ * unknown, expired or terminal; then the running tasks dropped for the byte budget (announced).
  */
 export const TASK_UPDATE_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
-if not live(ARGV[1], key, ARGV[8], ctx) then return 0 end
-if TERMINAL[redis.call('HGET', key, 's')] then return 0 end
+if not live(ARGV[1], key, ARGV[8], ctx) then return { 0 } end
+if TERMINAL[redis.call('HGET', key, 's')] then return { 0 } end
 if ARGV[9] ~= '' then redis.call('HSET', key, 's', ARGV[9]) end
 setOptional(key, 'm', ARGV[10], ARGV[11])
 setOptional(key, 'ir', ARGV[12], ARGV[13])
 redis.call('HSET', key, 'u', int(stamp(key, ctx.now)))
-return 1
+recount(ARGV[1], key)
+local out = { 1 }
+local bucket = redis.call('HGET', key, 'b')
+if bucket then
+  local gone = {}
+  fitBytes(ARGV[1], bucket, ARGV[8], tonumber(ARGV[14]), tonumber(ARGV[15]), gone)
+  for i = 1, #gone, 2 do
+    announce(ctx.channel, 'evicted', ctx.node, gone[i + 1], gone[i])
+    out[#out + 1] = gone[i]
+    out[#out + 1] = gone[i + 1]
+  end
+end
+return out
 `;
 
 /**
- * finish(scope, id, outcome): makes a live, running task terminal with its result or error.
+ * finish(scope, id, outcome): makes a live, running task terminal with its result or error. The
+ * bucket's byte budget first: its own oldest finished tasks make room; a result that does not fit
+ * beside what the bucket still runs is refused. Then the shard's budget, largest buckets first.
  * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 status, 10 'r' (result) or 'er'
- * (error), 11 the JSON text, 12 message mode (k/c/s), 13 message.
- * Returns 1 when finished, 0 when the task is unknown, expired or terminal already.
+ * (error), 11 the JSON text, 12 message mode (k/c/s), 13 message, 14 bytes per bucket (-1 = off),
+ * 15 bytes in all (-1 = off).
+ * Returns `{ code, evicted scope JSON, evicted id, … }`: code 1 when finished, 0 when the task is
+ * unknown, expired or terminal already, 2 when it does not fit the bucket's budget (nothing
+ * written).
  */
 export const TASK_FINISH_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
-local key = KEYS[1]
-if not live(ARGV[1], key, ARGV[8], ctx) then return 0 end
-if TERMINAL[redis.call('HGET', key, 's')] then return 0 end
+local base, key, member = ARGV[1], KEYS[1], ARGV[8]
+if not live(base, key, member, ctx) then return { 0 } end
+if TERMINAL[redis.call('HGET', key, 's')] then return { 0 } end
+local maxBucket, maxAll = tonumber(ARGV[14]), tonumber(ARGV[15])
+local f = redis.call('HMGET', key, 'b', 'n', 'm')
+local bucket = f[1]
+if bucket and maxBucket >= 0 then
+  local message = f[3]
+  if ARGV[12] == 's' then message = ARGV[13] elseif ARGV[12] == 'c' then message = false end
+  local after = string.len(ARGV[11])
+  if message then after = after + string.len(message) end
+  local before = tonumber(f[2] or 0)
+  while tonumber(redis.call('ZSCORE', base .. ':tbbytes', bucket) or 0) - before + after > maxBucket do
+    local oldest = firstOther(base .. ':tbd:' .. bucket, member)
+    if not oldest then return { 2 } end
+    removeTask(base, oldest)
+  end
+end
 redis.call('HSET', key, ARGV[10], ARGV[11])
 setOptional(key, 'm', ARGV[12], ARGV[13])
-terminate(ARGV[1], key, ARGV[8], ARGV[9], ctx)
-return 1
+redis.call('HDEL', key, 'ir')
+recount(base, key)
+local out = { 1 }
+if bucket then
+  local gone = {}
+  fitBytes(base, bucket, member, maxBucket, maxAll, gone)
+  for i = 1, #gone, 2 do
+    announce(ctx.channel, 'evicted', ctx.node, gone[i + 1], gone[i])
+    out[#out + 1] = gone[i]
+    out[#out + 1] = gone[i + 1]
+  end
+end
+terminate(base, key, member, ARGV[9], ctx)
+return out
 `;
 
 /**

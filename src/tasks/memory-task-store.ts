@@ -1,14 +1,16 @@
 /**
  * The default, single-process {@link TaskStore}: tasks in Maps.
  *
- * Layout: `scopes` maps a scope to its tasks (task id → record) in creation order, so a scope's
- * count is a Map size and its oldest task comes first; a second Map per scope holds its finished
- * tasks in the order they finished, which is what the quota and the cap drop first. Nested Maps,
- * never a joined key: scopes and ids are arbitrary strings, so no separator is safe.
+ * Layout: `scopes` maps a scope to its tasks (task id → record) in creation order, for reads and
+ * lists. `buckets` maps the bucket that pays for a task (its creator's `principal:` or `ip:`
+ * bucket, see {@link NewTask.bucket}) to the tasks it holds in creation order, the ones that
+ * finished in the order they finished (what the quota and the caps drop first), and their bytes.
+ * Nested Maps, never a joined key: scopes and ids are arbitrary strings, so no separator is safe.
  *
- * Costs: get, update, finish and cancel are O(1). Create is O(1) below the cap; at the cap it
- * scans the scopes once (O(scopes)) to find the largest one. List walks the scope's tasks
- * (at most `maxTasksPerScope`). Sweep walks the finished tasks.
+ * Costs: get, update, finish and cancel are O(1) below the byte budgets. Create is O(1) below the
+ * cap; at the cap, and a write over the global byte budget, scans the buckets once (O(buckets))
+ * to find the largest one. List walks the scope's tasks (at most `maxTasksPerScope`). Sweep walks
+ * the finished tasks.
  */
 import { randomUUID } from "node:crypto";
 
@@ -39,6 +41,13 @@ export interface MemoryTaskStoreOptions {
   readonly maxTasks?: number;
   /** Largest result or error (UTF-8 bytes of its JSON text). Default {@link DEFAULT_MAX_TASK_RESULT_BYTES}. */
   readonly maxResultBytes?: number;
+  /**
+   * Bytes of results, errors, input requests and status messages one bucket may hold; `Infinity`
+   * disables it. Default {@link DEFAULT_MAX_TASK_BYTES_PER_SCOPE}.
+   */
+  readonly maxTaskBytesPerScope?: number;
+  /** Bytes of every task together; `Infinity` disables it. Default {@link DEFAULT_MAX_TASK_BYTES}. */
+  readonly maxTaskBytes?: number;
   /** Stamps tasks, in ms since the epoch. Default `Date.now`. */
   readonly clock?: () => number;
   /** This node's id (the `owner` of its running tasks). Default: a random UUID. */
@@ -51,11 +60,19 @@ export const DEFAULT_MAX_TASKS_PER_SCOPE = 100;
 export const DEFAULT_MAX_TASKS = 10_000;
 /** Default largest result or error: 1 MiB of JSON text. */
 export const DEFAULT_MAX_TASK_RESULT_BYTES = 1_048_576;
+/** Default bytes one bucket's tasks may hold: 8 MiB (eight largest results). */
+export const DEFAULT_MAX_TASK_BYTES_PER_SCOPE = 8 * 1_048_576;
+/** Default bytes of every task together: 128 MiB. */
+export const DEFAULT_MAX_TASK_BYTES = 128 * 1_048_576;
 
 /** The store's own, mutable copy of a task, with its place in creation order. */
 interface StoredTask {
   taskId: string;
   scope: string;
+  /** The bucket that pays for it (quota, byte budget). */
+  readonly bucket: string;
+  /** UTF-8 bytes of its result, error, input requests and status message. */
+  bytes: number;
   status: TaskRecord["status"];
   statusMessage: string | null;
   createdAt: number;
@@ -71,11 +88,29 @@ interface StoredTask {
   readonly sequence: number;
 }
 
-interface ScopeTasks {
-  /** Every task of the scope, in creation order. */
-  readonly all: Map<string, StoredTask>;
+/** What one bucket holds: its tasks across every scope it created them in. */
+interface BucketTasks {
+  readonly name: string;
+  /** Every task it pays for, in creation order. */
+  readonly all: Set<StoredTask>;
   /** Its finished tasks, in the order they finished. */
-  readonly finished: Map<string, StoredTask>;
+  readonly finished: Set<StoredTask>;
+  /** The sum of its tasks' `bytes`. */
+  bytes: number;
+}
+
+/** UTF-8 bytes of a nullable text. */
+function byteLength(text: string | null): number {
+  return text === null ? 0 : Buffer.byteLength(text, "utf8");
+}
+
+function bytesOf(task: StoredTask): number {
+  return (
+    byteLength(task.result) +
+    byteLength(task.error) +
+    byteLength(task.inputRequests) +
+    byteLength(task.statusMessage)
+  );
 }
 
 const POSITION = /^(0|[1-9][0-9]{0,15})$/;
@@ -114,10 +149,16 @@ export class MemoryTaskStore implements TaskStore {
   readonly maxTasksPerScope: number;
   readonly maxTasks: number;
   readonly maxResultBytes: number;
+  /** Bytes one bucket's tasks may hold (`Infinity` when disabled). */
+  readonly maxTaskBytesPerScope: number;
+  /** Bytes of every task together (`Infinity` when disabled). */
+  readonly maxTaskBytes: number;
   private readonly clock: () => number;
-  private readonly scopes = new Map<string, ScopeTasks>();
+  private readonly scopes = new Map<string, Map<string, StoredTask>>();
+  private readonly buckets = new Map<string, BucketTasks>();
   private readonly listeners = new Set<(change: TaskChange) => void>();
   private count = 0;
+  private bytes = 0;
   private sequence = 0;
   private closed = false;
 
@@ -140,6 +181,18 @@ export class MemoryTaskStore implements TaskStore {
       options.maxResultBytes,
       DEFAULT_MAX_TASK_RESULT_BYTES,
     );
+    this.maxTaskBytesPerScope = readOption(
+      OPTION.positiveLimit,
+      "maxTaskBytesPerScope",
+      options.maxTaskBytesPerScope,
+      DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
+    );
+    this.maxTaskBytes = readOption(
+      OPTION.positiveLimit,
+      "maxTaskBytes",
+      options.maxTaskBytes,
+      DEFAULT_MAX_TASK_BYTES,
+    );
     this.clock = readOption(OPTION.clock, "clock", options.clock, Date.now);
     this.nodeId = readOption(OPTION.label, "nodeId", options.nodeId, randomUUID());
   }
@@ -147,28 +200,28 @@ export class MemoryTaskStore implements TaskStore {
   async create(task: NewTask): Promise<CreateTaskOutcome> {
     this.open();
     const now = this.clock();
-    let tasks = this.scopes.get(task.scope);
-    if (tasks !== undefined && tasks.all.size >= this.maxTasksPerScope) {
-      // Quota: the scope's own oldest finished task makes room; if all run, refuse.
-      const oldest = this.firstExpired(tasks.finished, now) ?? tasks.finished.values().next().value;
+    const bucketName = task.bucket ?? task.scope;
+    const bucket = this.buckets.get(bucketName);
+    if (bucket !== undefined && bucket.all.size >= this.maxTasksPerScope) {
+      // Quota: the bucket's own oldest finished task makes room; if all run, refuse.
+      const oldest = this.firstExpired(bucket.finished, now) ?? first(bucket.finished);
       if (oldest === undefined) return { ok: false, error: "task_limit_reached" };
-      this.remove(tasks, oldest);
+      this.remove(oldest);
+    }
+    // Ids come from newTaskId (128 random bits); a repeat is a caller's bug, never overwritten.
+    if (this.scopes.get(task.scope)?.has(task.taskId) === true) {
+      throw new Error("duplicate task id");
     }
     const evicted: EvictedTask[] = [];
     if (this.count >= this.maxTasks) {
-      const dropped = this.evictOne();
-      if (dropped !== undefined) evicted.push(dropped);
-    }
-    tasks = this.scopes.get(task.scope);
-    // Ids come from newTaskId (128 random bits); a repeat is a caller's bug, never overwritten.
-    if (tasks?.all.has(task.taskId) === true) throw new Error("duplicate task id");
-    if (tasks === undefined) {
-      tasks = { all: new Map(), finished: new Map() };
-      this.scopes.set(task.scope, tasks);
+      const dropped = this.evictLargest((b) => b.all.size, null);
+      if (dropped) evicted.push(dropped);
     }
     const stored: StoredTask = {
       taskId: task.taskId,
       scope: task.scope,
+      bucket: bucketName,
+      bytes: 0,
       status: "working",
       statusMessage: task.statusMessage ?? null,
       createdAt: now,
@@ -182,8 +235,8 @@ export class MemoryTaskStore implements TaskStore {
       inputRequests: null,
       sequence: this.sequence++,
     };
-    tasks.all.set(task.taskId, stored);
-    this.count++;
+    this.add(stored);
+    evicted.push(...this.fitBytes(stored));
     for (const gone of evicted) this.announce({ ...gone, status: "evicted" });
     return { ok: true, task: snapshot(stored), evicted };
   }
@@ -209,7 +262,7 @@ export class MemoryTaskStore implements TaskStore {
     if (tasks !== undefined) {
       const now = this.clock();
       let last = after;
-      for (const task of tasks.all.values()) {
+      for (const task of tasks.values()) {
         if (task.sequence <= after || this.expired(task, now)) continue;
         if (page.length === limit) {
           next = String(last);
@@ -230,6 +283,8 @@ export class MemoryTaskStore implements TaskStore {
     if (update.statusMessage !== undefined) task.statusMessage = update.statusMessage;
     if (update.inputRequests !== undefined) task.inputRequests = update.inputRequests;
     task.lastUpdatedAt = Math.max(this.clock(), task.lastUpdatedAt);
+    this.recount(task);
+    for (const gone of this.fitBytes(task)) this.announce({ ...gone, status: "evicted" });
     return true;
   }
 
@@ -238,11 +293,27 @@ export class MemoryTaskStore implements TaskStore {
     const task = this.live(scope, taskId);
     if (task === undefined || isTerminalStatus(task.status)) return "not_running";
     const payload = "result" in outcome ? outcome.result : outcome.error;
-    if (Buffer.byteLength(payload, "utf8") > this.maxResultBytes) return "too_large";
+    const size = Buffer.byteLength(payload, "utf8");
+    if (size > this.maxResultBytes) return "too_large";
+    // The bucket's budget: its own oldest finished tasks make room; what still runs is not
+    // dropped for its own result, so a result that cannot fit beside them is refused.
+    const bucket = this.buckets.get(task.bucket) as BucketTasks;
+    const message =
+      outcome.statusMessage === undefined ? task.statusMessage : outcome.statusMessage;
+    const after = size + byteLength(message);
+    while (bucket.bytes - task.bytes + after > this.maxTaskBytesPerScope) {
+      const oldest = first(bucket.finished);
+      if (oldest === undefined) return "too_large";
+      this.remove(oldest);
+    }
     if ("result" in outcome) task.result = outcome.result;
     else task.error = outcome.error;
-    if (outcome.statusMessage !== undefined) task.statusMessage = outcome.statusMessage;
+    task.statusMessage = message;
+    task.inputRequests = null;
+    this.recount(task);
+    const evicted = this.fitBytes(task);
     this.terminate(task, outcome.status);
+    for (const gone of evicted) this.announce({ ...gone, status: "evicted" });
     return "finished";
   }
 
@@ -264,7 +335,7 @@ export class MemoryTaskStore implements TaskStore {
     this.open();
     const tasks = this.scopes.get(scope);
     if (tasks === undefined) return [];
-    const running = [...tasks.all.values()].filter((task) => !isTerminalStatus(task.status));
+    const running = [...tasks.values()].filter((task) => !isTerminalStatus(task.status));
     for (const task of running) {
       task.statusMessage = statusMessage;
       this.terminate(task, "cancelled");
@@ -276,10 +347,10 @@ export class MemoryTaskStore implements TaskStore {
   async sweep(now: number): Promise<TaskSweepResult> {
     this.open();
     let expired = 0;
-    for (const tasks of [...this.scopes.values()]) {
-      for (const task of [...tasks.finished.values()]) {
+    for (const bucket of [...this.buckets.values()]) {
+      for (const task of [...bucket.finished]) {
         if (this.expired(task, now)) {
-          this.remove(tasks, task);
+          this.remove(task);
           expired++;
         }
       }
@@ -290,6 +361,12 @@ export class MemoryTaskStore implements TaskStore {
   async size(): Promise<number> {
     this.open();
     return this.count;
+  }
+
+  /** Bytes held by every task together (results, errors, input requests, status messages). */
+  async byteSize(): Promise<number> {
+    this.open();
+    return this.bytes;
   }
 
   onChange(listener: (change: TaskChange) => void): () => void {
@@ -303,8 +380,10 @@ export class MemoryTaskStore implements TaskStore {
   async close(): Promise<void> {
     this.closed = true;
     this.scopes.clear();
+    this.buckets.clear();
     this.listeners.clear();
     this.count = 0;
+    this.bytes = 0;
   }
 
   private open(): void {
@@ -313,7 +392,7 @@ export class MemoryTaskStore implements TaskStore {
 
   /** The scope's task if it exists and has not expired. */
   private live(scope: string, taskId: string): StoredTask | undefined {
-    const task = this.scopes.get(scope)?.all.get(taskId);
+    const task = this.scopes.get(scope)?.get(taskId);
     if (task === undefined || this.expired(task, this.clock())) return undefined;
     return task;
   }
@@ -322,8 +401,8 @@ export class MemoryTaskStore implements TaskStore {
     return task.expiresAt !== null && now >= task.expiresAt;
   }
 
-  private firstExpired(tasks: Map<string, StoredTask>, now: number): StoredTask | undefined {
-    for (const task of tasks.values()) if (this.expired(task, now)) return task;
+  private firstExpired(tasks: Set<StoredTask>, now: number): StoredTask | undefined {
+    for (const task of tasks) if (this.expired(task, now)) return task;
     return undefined;
   }
 
@@ -334,45 +413,104 @@ export class MemoryTaskStore implements TaskStore {
     task.owner = null;
     task.inputRequests = null;
     task.expiresAt = now + task.ttlMs;
-    this.scopes.get(task.scope)?.finished.set(task.taskId, task);
+    this.recount(task);
+    this.buckets.get(task.bucket)?.finished.add(task);
     this.announce({ scope: task.scope, taskId: task.taskId, status });
   }
 
-  private remove(tasks: ScopeTasks, task: StoredTask): void {
-    tasks.all.delete(task.taskId);
-    tasks.finished.delete(task.taskId);
+  private add(task: StoredTask): void {
+    let tasks = this.scopes.get(task.scope);
+    if (tasks === undefined) {
+      tasks = new Map();
+      this.scopes.set(task.scope, tasks);
+    }
+    tasks.set(task.taskId, task);
+    let bucket = this.buckets.get(task.bucket);
+    if (bucket === undefined) {
+      bucket = { name: task.bucket, all: new Set(), finished: new Set(), bytes: 0 };
+      this.buckets.set(task.bucket, bucket);
+    }
+    bucket.all.add(task);
+    this.count++;
+    this.recount(task);
+  }
+
+  /** Brings the task's byte count, its bucket's and the store's up to date with its fields. */
+  private recount(task: StoredTask): void {
+    const bytes = bytesOf(task);
+    const delta = bytes - task.bytes;
+    task.bytes = bytes;
+    this.bytes += delta;
+    const bucket = this.buckets.get(task.bucket);
+    if (bucket !== undefined) bucket.bytes += delta;
+  }
+
+  private remove(task: StoredTask): void {
+    const tasks = this.scopes.get(task.scope);
+    tasks?.delete(task.taskId);
+    if (tasks?.size === 0) this.scopes.delete(task.scope);
+    const bucket = this.buckets.get(task.bucket);
+    if (bucket !== undefined) {
+      bucket.all.delete(task);
+      bucket.finished.delete(task);
+      bucket.bytes -= task.bytes;
+      if (bucket.all.size === 0) this.buckets.delete(task.bucket);
+    }
+    this.bytes -= task.bytes;
     this.count--;
-    if (tasks.all.size === 0) this.scopes.delete(task.scope);
   }
 
   /**
-   * Drops one task at the global cap: the oldest finished task of the largest scope that has
-   * one, else the oldest running task of the largest scope (returned, so its handler is
-   * aborted). Ties between scopes go to the name that sorts first.
+   * Keeps the byte budgets after `task` grew: first its bucket's own oldest finished tasks go
+   * while the bucket is over its budget (never `task` itself), then, while every task together is
+   * over the global budget, tasks of the bucket holding the most bytes go, largest first, so a
+   * tenant holding less than the largest ones is never the one that pays. Returns the running
+   * tasks dropped, whose handlers must be aborted.
    */
-  private evictOne(): EvictedTask | undefined {
-    let finishedScope: ScopeTasks | undefined;
-    let finishedName = "";
-    let anyScope: ScopeTasks | undefined;
-    let anyName = "";
-    for (const [name, tasks] of this.scopes) {
-      if (larger(tasks, name, anyScope, anyName)) {
-        anyScope = tasks;
-        anyName = name;
-      }
-      if (tasks.finished.size > 0 && larger(tasks, name, finishedScope, finishedName)) {
-        finishedScope = tasks;
-        finishedName = name;
+  private fitBytes(task: StoredTask): EvictedTask[] {
+    const bucket = this.buckets.get(task.bucket);
+    while (bucket !== undefined && bucket.bytes > this.maxTaskBytesPerScope) {
+      const oldest = firstOther(bucket.finished, task);
+      if (oldest === undefined) break;
+      this.remove(oldest);
+    }
+    const evicted: EvictedTask[] = [];
+    while (this.bytes > this.maxTaskBytes) {
+      const dropped = this.evictLargest((b) => b.bytes, task);
+      if (dropped === null) break;
+      if (dropped !== undefined) evicted.push(dropped);
+    }
+    return evicted;
+  }
+
+  /**
+   * Drops one task of the largest bucket by `size` (ties go to the name that sorts first): its
+   * oldest finished task, else its oldest running task, which is returned so its handler is
+   * aborted. Never `spare`. Returns null when there is nothing left to drop.
+   */
+  private evictLargest(
+    size: (bucket: BucketTasks) => number,
+    spare: StoredTask | null,
+  ): EvictedTask | undefined | null {
+    let best: BucketTasks | undefined;
+    for (const bucket of this.buckets.values()) {
+      if (bucket.all.size === 1 && bucket.all.has(spare as StoredTask)) continue;
+      if (
+        best === undefined ||
+        size(bucket) > size(best) ||
+        (size(bucket) === size(best) && bucket.name < best.name)
+      ) {
+        best = bucket;
       }
     }
-    if (finishedScope !== undefined) {
-      const oldest = finishedScope.finished.values().next().value as StoredTask;
-      this.remove(finishedScope, oldest);
+    if (best === undefined) return null;
+    const finished = firstOther(best.finished, spare);
+    if (finished !== undefined) {
+      this.remove(finished);
       return undefined;
     }
-    if (anyScope === undefined) return undefined;
-    const oldest = anyScope.all.values().next().value as StoredTask;
-    this.remove(anyScope, oldest);
+    const oldest = firstOther(best.all, spare) as StoredTask;
+    this.remove(oldest);
     return { scope: oldest.scope, taskId: oldest.taskId };
   }
 
@@ -387,14 +525,11 @@ export class MemoryTaskStore implements TaskStore {
   }
 }
 
-/** Whether scope `name` with `tasks` beats the current best in the cap's order. */
-function larger(
-  tasks: ScopeTasks,
-  name: string,
-  best: ScopeTasks | undefined,
-  bestName: string,
-): boolean {
-  if (best === undefined) return true;
-  if (tasks.all.size !== best.all.size) return tasks.all.size > best.all.size;
-  return name < bestName;
+function first(tasks: Set<StoredTask>): StoredTask | undefined {
+  return tasks.values().next().value;
+}
+
+function firstOther(tasks: Set<StoredTask>, spare: StoredTask | null): StoredTask | undefined {
+  for (const task of tasks) if (task !== spare) return task;
+  return undefined;
 }

@@ -21,14 +21,21 @@
  * - **Status lifecycle** (2025-11-25, "Task Status Lifecycle"): a task starts `working`; it may
  *   move between `working` and `input_required`; `completed`, `failed` and `cancelled` are
  *   terminal and never change again. A write aimed at a terminal task changes nothing.
- * - **Bounds, per scope first.** `maxTasksPerScope` counts every stored task of a scope, running or
- *   finished. At that quota the scope's own oldest finished task is dropped to make room; only a
- *   scope whose tasks are all still running is refused (`"task_limit_reached"`: the only bound
- *   that refuses). At the global cap `maxTasks` one task is dropped before the write: a finished
- *   task first (the oldest finished task of the scope holding the most tasks among scopes that
- *   have a finished one), else the oldest running task of the scope holding the most tasks, which
- *   {@link CreateTaskOutcome} reports so its handler is aborted. Ties between scopes go to the
- *   scope whose name sorts first. The tenant filling the table pays first.
+ * - **Bounds, per bucket first.** A task is paid for by its creator's bucket
+ *   ({@link NewTask.bucket}: the `principal:` or `ip:` bucket, whatever session it was made in),
+ *   so opening sessions never multiplies a tenant's share. `maxTasksPerScope` counts every stored
+ *   task of a bucket, running or finished. At that quota the bucket's own oldest finished task is
+ *   dropped to make room; only a bucket whose tasks are all still running is refused
+ *   (`"task_limit_reached"`: the only bound that refuses). At the global cap `maxTasks` one task of
+ *   the bucket holding the most tasks is dropped before the write: its oldest finished task, else
+ *   its oldest running task, which {@link CreateTaskOutcome} reports so its handler is aborted.
+ *   Ties between buckets go to the name that sorts first. The tenant filling the table pays first;
+ *   a smaller tenant's tasks, finished or not, are never dropped before a larger one's.
+ * - **Bytes, per bucket first.** The UTF-8 bytes of a task's result, error, input requests and
+ *   status message count against its bucket. A bucket over `maxTaskBytesPerScope` drops its own
+ *   oldest finished tasks; a result that does not fit beside what the bucket still runs is refused
+ *   (`"too_large"`). Every task together over `maxTaskBytes` drops tasks of the bucket holding the
+ *   most bytes first (finished, then running, reported as `evicted`), never the task being written.
  * - **Result size.** A result or error longer than `maxResultBytes` (UTF-8 bytes of the JSON text)
  *   is refused with `"too_large"` and nothing is written; the caller then finishes the task with a
  *   small error instead.
@@ -101,6 +108,11 @@ export interface TaskRecord {
 /** What {@link TaskStore.create} needs; the store stamps the times, the owner and the status. */
 export interface NewTask {
   readonly scope: string;
+  /**
+   * The bucket that pays for the task (quota, byte budget): the creator's `principal:` or `ip:`
+   * bucket, so a tenant's sessions share one quota. Default: `scope`.
+   */
+  readonly bucket?: string;
   /** A fresh id from {@link newTaskId}. */
   readonly taskId: string;
   /** Retention after it finishes (ms), already clamped by the caller. */
@@ -163,7 +175,10 @@ export type FinishTaskOutcome =
   | "finished"
   /** Unknown, another scope's, expired, or already terminal (e.g. cancelled): nothing written. */
   | "not_running"
-  /** The result or error is longer than `maxResultBytes`: nothing written. */
+  /**
+   * The result or error is longer than `maxResultBytes`, or does not fit the bucket's byte budget
+   * beside the tasks it still runs: nothing written.
+   */
   | "too_large";
 
 /** The outcome of {@link TaskStore.cancel}. */
@@ -234,6 +249,10 @@ export interface TaskStore {
   readonly maxTasks: number;
   /** Largest result or error, in UTF-8 bytes of its JSON text. */
   readonly maxResultBytes: number;
+  /** Bytes one bucket's tasks may hold (`Infinity` when disabled). */
+  readonly maxTaskBytesPerScope: number;
+  /** Bytes of every task together (`Infinity` when disabled). */
+  readonly maxTaskBytes: number;
   /**
    * Creates a `working` task owned by this node, after the quota (own finished tasks dropped
    * first, else refused) and the global cap (one task dropped). Strongly consistent: once it

@@ -3,11 +3,11 @@
  * tenant's neighbour, never its owner; 127.0.0.2 is a client on another address.
  */
 import assert from "node:assert/strict";
-import { request } from "node:http";
 import { describe, test } from "node:test";
 
 import { createMcpServer } from "../../src/server/index.js";
 import { callBody, cancelBody, probes, rpc, testTools, until } from "../server/fixtures.js";
+import { postFrom } from "./post-from.js";
 
 const V = "2026-07-28";
 const MODERN_META = {
@@ -26,37 +26,6 @@ function initializeBody(id: number) {
       clientInfo: { name: "tenant", version: "1.0.0" },
     },
   };
-}
-
-/** One POST from a chosen loopback source address; resolves status, headers and body. */
-export function postFrom(
-  url: string,
-  localAddress: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: "POST",
-      localAddress,
-      agent: false,
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...headers,
-      },
-    });
-    req.on("response", (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        text += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-    });
-    req.on("error", reject);
-    req.end(JSON.stringify(body));
-  });
 }
 
 describe("cross-tenant: 2025-era cancels never reach 2026-07-28 calls", () => {

@@ -17,6 +17,8 @@ export interface TaskStoreFactoryOptions {
   maxTasks?: number;
   maxTasksPerScope?: number;
   maxResultBytes?: number;
+  maxTaskBytesPerScope?: number;
+  maxTaskBytes?: number;
   clock: () => number;
 }
 
@@ -397,6 +399,112 @@ export function runTaskStoreContract(name: string, makeStore: TaskStoreFactory):
         assert.equal(await store.get(ALICE, first.taskId), undefined);
         assert.ok(await store.get(BOB, bob.taskId));
         assert.equal(await store.size(), 4);
+      });
+    });
+
+    it("at the global cap drops a larger scope's running task before a smaller scope's finished one", async () => {
+      // Three tenants fill the cap with running tasks; a fourth tenant's one finished task (its
+      // result included) must outlive all of them: the cap evicts from the largest scopes first.
+      await withStore({ maxTasks: 10, maxTasksPerScope: 3 }, async (store, clock) => {
+        const victim = await create(store, clock, "ip:10.0.0.9");
+        await complete(store, victim, '{"content":[{"type":"text","text":"kept"}]}');
+        for (const attacker of ["ip:10.0.0.1", "ip:10.0.0.2", "ip:10.0.0.3"]) {
+          for (let i = 0; i < 3; i++) await create(store, clock, attacker);
+        }
+        assert.equal(await store.size(), 10);
+        const next = await store.create({
+          scope: "ip:10.0.0.4",
+          taskId: newTaskId(),
+          ttlMs: 1_000,
+          pollIntervalMs: 1_000,
+        });
+        assert.ok(next.ok);
+        assert.equal(next.evicted.length, 1);
+        assert.equal(next.evicted[0]?.scope, "ip:10.0.0.1");
+        const kept = await store.get("ip:10.0.0.9", victim.taskId);
+        assert.equal(kept?.result, '{"content":[{"type":"text","text":"kept"}]}');
+      });
+    });
+
+    it("counts the quota against the bucket, whatever scope (session) the task was made in", async () => {
+      await withStore({ maxTasksPerScope: 3 }, async (store, clock) => {
+        const bucket = "ip:10.0.0.7";
+        const made: TaskRecord[] = [];
+        for (let i = 0; i < 3; i++)
+          made.push(await create(store, clock, `session:s${i}`, { bucket }));
+        const refused = await store.create({
+          scope: "session:s9",
+          bucket,
+          taskId: newTaskId(),
+          ttlMs: 1_000,
+          pollIntervalMs: 1_000,
+        });
+        assert.deepEqual(refused, { ok: false, error: "task_limit_reached" });
+        // Each task stays visible in its own scope only.
+        const first = made[0] as TaskRecord;
+        assert.ok(await store.get("session:s0", first.taskId));
+        assert.equal(await store.get("session:s1", first.taskId), undefined);
+        assert.equal(await store.get(bucket, first.taskId), undefined);
+        // A finished task of the bucket makes room for the next, in any of its sessions.
+        await complete(store, first);
+        await create(store, clock, "session:s9", { bucket });
+        assert.equal(await store.get("session:s0", first.taskId), undefined);
+        await create(store, clock, "session:other", { bucket: "ip:10.0.0.8" });
+      });
+    });
+
+    it("keeps a bucket's result bytes under its budget by dropping its own oldest finished tasks", async () => {
+      await withStore({ maxTaskBytesPerScope: 100 }, async (store, clock) => {
+        assert.equal(store.maxTaskBytesPerScope, 100);
+        const forty = JSON.stringify("x".repeat(38));
+        const bob = await create(store, clock, BOB);
+        await complete(store, bob, forty);
+        const a1 = await create(store, clock, ALICE);
+        const a2 = await create(store, clock, ALICE);
+        const a3 = await create(store, clock, ALICE);
+        await complete(store, a1, forty);
+        await complete(store, a2, forty);
+        await complete(store, a3, forty);
+        assert.equal(await store.get(ALICE, a1.taskId), undefined, "the oldest went");
+        assert.equal((await store.get(ALICE, a2.taskId))?.result, forty);
+        assert.equal((await store.get(ALICE, a3.taskId))?.result, forty);
+        assert.equal(
+          (await store.get(BOB, bob.taskId))?.result,
+          forty,
+          "another bucket kept its own",
+        );
+        // A result that cannot fit beside what the bucket still runs is refused, nothing written.
+        const running = await create(store, clock, CAROL);
+        assert.ok(await store.update(CAROL, running.taskId, { inputRequests: forty }));
+        const last = await create(store, clock, CAROL);
+        const wide = JSON.stringify("y".repeat(70));
+        assert.equal(
+          await store.finish(CAROL, last.taskId, { status: "completed", result: wide }),
+          "too_large",
+        );
+        assert.equal((await store.get(CAROL, last.taskId))?.status, "working");
+      });
+    });
+
+    it("over the global byte budget drops tasks of the bucket holding the most bytes first", async () => {
+      await withStore({ maxTaskBytes: 200 }, async (store, clock) => {
+        assert.equal(store.maxTaskBytes, 200);
+        const forty = JSON.stringify("x".repeat(38));
+        const small = await create(store, clock, BOB);
+        await complete(store, small, forty);
+        const big: TaskRecord[] = [];
+        for (let i = 0; i < 4; i++) {
+          const task = await create(store, clock, ALICE);
+          await complete(store, task, forty);
+          big.push(task);
+        }
+        // 200 bytes held: one more result of bob's puts the store over; alice pays.
+        const more = await create(store, clock, BOB);
+        await complete(store, more, forty);
+        assert.equal(await store.get(ALICE, (big[0] as TaskRecord).taskId), undefined);
+        assert.equal((await store.get(BOB, small.taskId))?.result, forty);
+        assert.equal((await store.get(BOB, more.taskId))?.result, forty);
+        for (const task of big.slice(1)) assert.ok(await store.get(ALICE, task.taskId));
       });
     });
 
