@@ -25,6 +25,7 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   { path: "logging-levels.ts", rank: 1 },
   { path: "option-schema.ts", rank: 1 },
   { path: "steady-table.ts", rank: 1 },
+  { path: "reachability.ts", rank: 1 },
   // Building blocks: tenant identity, cancellation bookkeeping, sessions, task records, the contract that carries
   // clients' answers between nodes.
   { path: "identity", rank: 2 },

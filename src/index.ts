@@ -178,6 +178,7 @@ export {
   type VariableCompleter,
   type VisibilityContext,
 } from "./protocol/index.js";
+export type { Reachability } from "./reachability.js";
 export {
   type ConcurrencySnapshot,
   createMcpServer,

@@ -2,7 +2,9 @@
  * Contracts of the cancellation layer. The registry sits over a {@link CancellationStore}: the
  * memory store by default, or the Redis store (`conduit-mcp/redis`) shared across nodes.
  */
+
 import type { CancellationSource, RequestCancelledError } from "../errors.js";
+import type { Reachability } from "../reachability.js";
 
 /** A JSON-RPC request id as the client sent it: a string or an integer (MCP `RequestId`). */
 export type RequestId = string | number;
@@ -60,6 +62,11 @@ export type RecordOutcome = "recorded" | "limit_reached";
  * implementation.
  */
 export interface CancellationStore {
+  /**
+   * Whether the service behind the store is reachable (`GET /ready` answers 503 while it is not).
+   * Absent for a store that needs no other process.
+   */
+  readonly reachability?: Reachability;
   /**
    * Records (or refreshes) a row. Checks the scope's quota first (the only check that rejects:
    * a scope at quota cannot even refresh an existing row), then evicts a batch at the global

@@ -6,6 +6,7 @@
  * streams and 2026-07-28 `subscriptions/listen` streams
  * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions).
  */
+import type { Reachability } from "../reachability.js";
 
 /** The lists a client can hear about (`notifications/<list>/list_changed`). */
 export type ChangedList = "tools" | "prompts" | "resources";
@@ -33,6 +34,11 @@ export type ChangeEvent =
  * ```
  */
 export interface ChangeFeed {
+  /**
+   * Whether the service behind the store is reachable (`GET /ready` answers 503 while it is not).
+   * Absent for a store that needs no other process.
+   */
+  readonly reachability?: Reachability;
   /**
    * Tells every node: this node's listeners synchronously, before `publish` returns, and every
    * other node's once (a shared feed). Never throws; a feed that cannot reach the others drops

@@ -166,6 +166,7 @@ Options:
                                  (default 5000)
   --close-grace MS               on SIGINT/SIGTERM, how long in-flight calls may finish
                                  before they are cancelled (default 5000)
+  --drain-ms MS                  the same as --close-grace (the deploy guide's name)
   --metrics                      serve Prometheus metrics at GET /metrics
   --redis URL                    share cancellations and in-flight requests (and, with
                                  --sessions, sessions) with every node on this Redis
@@ -219,6 +220,7 @@ const OPTIONS = {
   "max-requests": { type: "string" },
   "stream-cancel-timeout": { type: "string" },
   "close-grace": { type: "string" },
+  "drain-ms": { type: "string" },
   metrics: { type: "boolean" },
   redis: { type: "string" },
   "redis-lease-ms": { type: "string" },
@@ -299,6 +301,7 @@ function serveCommand(
     "max-requests"?: string | undefined;
     "stream-cancel-timeout"?: string | undefined;
     "close-grace"?: string | undefined;
+    "drain-ms"?: string | undefined;
     metrics?: boolean | undefined;
     redis?: string | undefined;
     "redis-lease-ms"?: string | undefined;
@@ -371,8 +374,14 @@ function serveCommand(
       MAX_TIMER_MS,
     );
   }
+  if (values["close-grace"] !== undefined && values["drain-ms"] !== undefined) {
+    throw new UsageProblem("--close-grace and --drain-ms are the same setting: give one of them");
+  }
   if (values["close-grace"] !== undefined) {
     command.closeGraceMs = integer("--close-grace", values["close-grace"], 0, MAX_TIMER_MS);
+  }
+  if (values["drain-ms"] !== undefined) {
+    command.closeGraceMs = integer("--drain-ms", values["drain-ms"], 0, MAX_TIMER_MS);
   }
   // The flag wins over the environment; an empty REDIS_URL counts as unset (a common shell idiom).
   if (values.redis !== undefined) command.redis = redisUrl("--redis", values.redis);

@@ -1,5 +1,5 @@
 /**
- * The request core: routing (`/mcp`, `/health`, `/metrics`), Host/Origin checks, auth,
+ * The request core: routing (`/mcp`, `/health`, `/ready`, `/metrics`), Host/Origin checks, auth,
  * negotiation, admission under the scope's bounds, the bounded body, classification, sessions,
  * then the dispatcher — as named steps over the transport-neutral request of transport.ts, so
  * that every door (node:http in node-door.ts, a web `fetch` handler) shares them.
@@ -48,6 +48,7 @@ import { methodLabel, type ServerMetrics } from "./metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE, acceptedMediaTypes, isJsonContentType } from "./negotiation.js";
 import type { OriginPolicy } from "./origin-policy.js";
 import { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge } from "./read-body.js";
+import type { Readiness } from "./readiness.js";
 import type { SessionStreams } from "./session-streams.js";
 import type { BodyOutcome, RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeEmpty, writeJson, writeText } from "./write-response.js";
@@ -78,6 +79,8 @@ export interface EndpointConfig {
   readonly streams?: SessionStreams | null;
   /** True once close() began: new requests get 503. */
   readonly closing: () => boolean;
+  /** Answers `GET /ready` (readiness.ts); without it the path is not served. */
+  readonly readiness?: Readiness;
 }
 
 /** The transport-neutral request core. */
@@ -209,7 +212,8 @@ const NO_SESSION: SessionContext = Object.freeze({
  * ```
  */
 export function createRequestCore(config: EndpointConfig): RequestCore {
-  const { path, dispatcher, sessions, authenticate, metrics, originPolicy, limits } = config;
+  const { path, dispatcher, sessions, authenticate, metrics, originPolicy, limits, readiness } =
+    config;
   const recorder = metrics === null ? null : metrics.recordRequest;
   const streams = sessions === null ? null : (config.streams ?? null);
   const allowHeader =
@@ -496,7 +500,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
   async function post(input: RequestInput, target: ResponseTarget): Promise<void> {
     if (config.closing()) {
       target.closeAfterAnswer();
-      refuseUnread(input, target, 503, SHUTTING_DOWN);
+      refuseUnread(input, target, 503, SHUTTING_DOWN, RETRY_SOON);
       return;
     }
     // One turn of the event loop's microtasks in either case: node's parser delivers a body that
@@ -802,7 +806,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     }
     if (config.closing()) {
       target.closeAfterAnswer();
-      refuseUnread(input, target, 503, SHUTTING_DOWN);
+      refuseUnread(input, target, 503, SHUTTING_DOWN, RETRY_SOON);
       return;
     }
     const principal = await authenticated(input, target);
@@ -875,13 +879,17 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
     }
   }
 
-  /** Any other path: `/health`, the OAuth metadata, `/metrics`, else 404. */
+  /** Any other path: `/health`, `/ready`, the OAuth metadata, `/metrics`, else 404. */
   async function elsewhere(input: RequestInput, target: ResponseTarget): Promise<void> {
     const route = input.path;
     const headers = input.headers as IncomingHttpHeaders;
     if (route === "/health" && (input.method === "GET" || input.method === "HEAD")) {
       input.body.skip();
       return writeJson(target, 200, HEALTH_JSON);
+    }
+    if (route === "/ready" && readiness && (input.method === "GET" || input.method === "HEAD")) {
+      input.body.skip();
+      return readiness.answer(target);
     }
     const resourceServer = authenticate?.resourceServer ?? null;
     if (resourceServer !== null && (input.method === "GET" || input.method === "HEAD")) {
@@ -908,6 +916,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
 
   function serves(route: string): boolean {
     if (route === path || route === "/health") return true;
+    if (route === "/ready") return readiness !== undefined;
     if (route === "/metrics") return metrics !== null;
     const resourceServer = authenticate?.resourceServer ?? null;
     return resourceServer !== null && resourceServer.metadataFor(route, path) !== null;

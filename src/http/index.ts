@@ -48,6 +48,7 @@ export {
 } from "./node-door.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
 export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+export { Readiness, type ReadinessOptions, type ReadyState } from "./readiness.js";
 export { SessionStreams, type SessionStreamsOptions } from "./session-streams.js";
 export type {
   BodyOutcome,

@@ -20,6 +20,7 @@ export type {
 } from "../cancellation/index.js";
 export type { ChangedList, ChangeEvent, ChangeFeed } from "../changes/index.js";
 export type { CancellationSource } from "../errors.js";
+export type { Reachability } from "../reachability.js";
 export type { ClientReply, ServerReplyBus } from "../replies/index.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
 export type {

@@ -23,7 +23,9 @@ import type {
 } from "../cancellation/types.js";
 import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../errors.js";
 import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
+import type { Reachability } from "../reachability.js";
 import { bounded, readyWithin } from "./bounded.js";
+import { ConnectionWatch } from "./connection-watch.js";
 import {
   KeyLayout,
   pairMember,
@@ -216,6 +218,9 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   private readonly logger: (message: string) => void;
+  /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
+  readonly reachability: Reachability;
+  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(event: RemoteCancellation) => void>();
   private readonly local = new Map<string, LocalEntry>();
@@ -292,6 +297,8 @@ export class RedisCancellationStore implements CancellationStore {
     } else {
       throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
     }
+    this.watch = new ConnectionWatch(this.client);
+    this.reachability = this.watch;
     const shards = readOption(
       integerBetween(1, 1_024),
       "shards",
@@ -643,6 +650,7 @@ export class RedisCancellationStore implements CancellationStore {
       );
     }
     this.closed = true;
+    this.watch.stop();
     this.local.clear();
     this.rowHints.clear();
     this.quiet.clear();

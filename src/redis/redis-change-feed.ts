@@ -18,6 +18,8 @@ import {
 } from "../changes/index.js";
 import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
+import type { Reachability } from "../reachability.js";
+import { ConnectionWatch } from "./connection-watch.js";
 import { readPrefix } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
 import { connectIfLazy, ownClientOptions, quit } from "./redis-cancellation-store.js";
@@ -63,6 +65,9 @@ export class RedisChangeFeed implements ChangeFeed {
   private readonly channel: string;
   private readonly node = randomUUID();
   private readonly timeoutMs: number;
+  /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
+  readonly reachability: Reachability;
+  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private subscribed = false;
@@ -93,6 +98,8 @@ export class RedisChangeFeed implements ChangeFeed {
         options.redis,
       );
     }
+    this.watch = new ConnectionWatch(this.client);
+    this.reachability = this.watch;
     const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
     // Channels are not key-prefixed by ioredis: the client's prefix is part of the name.
     this.channel = `${clientKeyPrefix}{${prefix}}:changes`;
@@ -153,6 +160,7 @@ export class RedisChangeFeed implements ChangeFeed {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.watch.stop();
     this.subscribed = false;
     this.listeners.clear();
     this.client.off("error", this.onError);

@@ -21,8 +21,10 @@
 import { Cluster, Redis } from "ioredis";
 import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
+import type { Reachability } from "../reachability.js";
 import type { ClientReply, ServerReplyBus } from "../replies/index.js";
 import { bounded, readyWithin } from "./bounded.js";
+import { ConnectionWatch } from "./connection-watch.js";
 import { readPrefix } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
 import { connectIfLazy } from "./redis-cancellation-store.js";
@@ -70,6 +72,9 @@ export class RedisReplyBus implements ServerReplyBus {
   private readonly base: string;
   private readonly timeoutMs: number;
   private readonly maxMessageBytes: number;
+  /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
+  readonly reachability: Reachability;
+  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   /** channel → who gets its answers. */
   private readonly routes = new Map<string, Deliver>();
@@ -111,6 +116,8 @@ export class RedisReplyBus implements ServerReplyBus {
     } else {
       throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
     }
+    this.watch = new ConnectionWatch(this.client);
+    this.reachability = this.watch;
     const keyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
     this.base = `${keyPrefix}{${prefix}}:reply:`;
     this.client.on("error", this.onError);
@@ -194,6 +201,7 @@ export class RedisReplyBus implements ServerReplyBus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.watch.stop();
     this.routes.clear();
     this.live.clear();
     this.client.off("error", this.onError);

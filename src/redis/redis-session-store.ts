@@ -16,6 +16,7 @@ import { Cluster, Redis } from "ioredis";
 
 import { InvalidOptionError, StoreClosedError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
+import type { Reachability } from "../reachability.js";
 import { DEFAULT_MAX_SESSIONS_PER_SCOPE } from "../sessions/memory-session-store.js";
 import type {
   SessionCreateOutcome,
@@ -23,6 +24,7 @@ import type {
   SessionStore,
 } from "../sessions/session-store.js";
 import { bounded } from "./bounded.js";
+import { ConnectionWatch } from "./connection-watch.js";
 import { KeyLayout, readPrefix, type ShardKeys } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
 import { connectIfLazy, quit } from "./redis-cancellation-store.js";
@@ -216,6 +218,9 @@ export class RedisSessionStore implements SessionStore {
   private readonly localMax: number;
   private readonly clock: (() => number) | null;
   private readonly timeoutMs: number;
+  /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
+  readonly reachability: Reachability;
+  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   /** The local copy, least recently used first (a Map keeps insertion order). */
   private readonly local = new Map<string, LocalSession>();
@@ -281,6 +286,8 @@ export class RedisSessionStore implements SessionStore {
         options.redis,
       );
     }
+    this.watch = new ConnectionWatch(this.client);
+    this.reachability = this.watch;
     this.maxArg = Number.isFinite(max) ? String(max) : "-1";
     this.maxSessionsArg = max;
     const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
@@ -440,6 +447,7 @@ export class RedisSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.watch.stop();
     this.local.clear();
     this.pendingPerScope.clear();
     this.pendingDeletes.clear();

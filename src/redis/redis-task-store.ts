@@ -17,6 +17,7 @@ import { Cluster, Redis } from "ioredis";
 
 import { InvalidOptionError, StoreClosedError, TaskStoreUnavailableError } from "../errors.js";
 import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
+import type { Reachability } from "../reachability.js";
 import {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
@@ -42,6 +43,7 @@ import {
   type TaskUpdate,
 } from "../tasks/index.js";
 import { bounded } from "./bounded.js";
+import { ConnectionWatch } from "./connection-watch.js";
 import {
   cat,
   KeyLayout,
@@ -237,6 +239,9 @@ export class RedisTaskStore implements TaskStore {
   private readonly timeoutMs: number;
   private readonly clock: (() => number) | null;
   private readonly logger: (message: string) => void;
+  /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
+  readonly reachability: Reachability;
+  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(change: TaskChange) => void>();
   /** The running tasks this node created (insertion order): what it may write during an outage. */
@@ -320,6 +325,8 @@ export class RedisTaskStore implements TaskStore {
     } else {
       throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
     }
+    this.watch = new ConnectionWatch(this.client);
+    this.reachability = this.watch;
     const shards = readOption(
       integerBetween(1, 1_024),
       "shards",
@@ -670,6 +677,7 @@ export class RedisTaskStore implements TaskStore {
       );
     }
     this.closed = true;
+    this.watch.stop();
     this.owned.clear();
     this.pending.clear();
     this.listeners.clear();

@@ -5,6 +5,7 @@
  * the answer is a separate POST, and behind a load balancer it may reach any node). The protocol
  * layer's table of waiting requests uses it; `RedisReplyBus` (`conduit-mcp/redis`) implements it.
  */
+import type { Reachability } from "../reachability.js";
 
 /** A client's answer to a server request: its `result`, or its `error`'s code and message. */
 export type ClientReply =
@@ -23,6 +24,11 @@ export type ClientReply =
  * ```
  */
 export interface ServerReplyBus {
+  /**
+   * Whether the service behind the store is reachable (`GET /ready` answers 503 while it is not).
+   * Absent for a store that needs no other process.
+   */
+  readonly reachability?: Reachability;
   /**
    * Delivers answers addressed to `node` (a route of 1-64 base64url characters) to `deliver` from
    * now on; returns the function that stops it. One process may attach several routes: its table

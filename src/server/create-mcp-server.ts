@@ -19,6 +19,7 @@ import {
   isLoopbackListenHost,
   type NodeRequestListener,
   OriginPolicy,
+  Readiness,
   ServerMetrics,
   SessionStreams,
 } from "../http/index.js";
@@ -50,6 +51,7 @@ import {
   notifyTaskListeners,
   sessionOfScope,
 } from "../protocol/task-notifications.js";
+import type { Reachability } from "../reachability.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -211,6 +213,7 @@ class ConduitMcpServer implements McpServer {
   private httpServer: Server | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
+  private readonly readiness: Readiness;
   /** Settles once tracing is on, or known to be unavailable (never rejects). */
   private readonly tracingReady: Promise<void>;
 
@@ -371,7 +374,20 @@ class ConduitMcpServer implements McpServer {
     this.resourceTemplates = this.dispatcher.resourceTemplates;
     this.prompts = this.dispatcher.prompts;
     this.hookChanges();
+    // GET /ready: not ready while closing, or while a shared store has lost its service.
+    this.readiness = new Readiness({
+      sources: [
+        this.registry.store.reachability,
+        this.sessionStore?.reachability,
+        this.changeFeed.reachability,
+        this.dispatcher.tasks?.store.reachability,
+        this.dispatcher.serverRequests.table.bus?.reachability,
+      ].filter((source): source is Reachability => source !== undefined),
+      draining: () => this.closing,
+      log: (line) => console.warn(line),
+    });
     const core = createRequestCore({
+      readiness: this.readiness,
       path: options.path,
       dispatcher: this.dispatcher,
       registry: this.registry,
@@ -591,6 +607,7 @@ class ConduitMcpServer implements McpServer {
     server?.closeAllConnections();
     await serverClosed;
     this.janitor?.stop();
+    this.readiness.stop();
     this.metrics?.unsubscribe();
     if (this.ownsSessionStore) await this.sessionStore?.close();
     if (this.ownsChangeFeed) await this.changeFeed.close();

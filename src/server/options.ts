@@ -370,10 +370,16 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     throw new InvalidOptionError("registry", "a CancellationRegistry", options.registry);
   }
   const path = options.path ?? DEFAULTS.path;
-  if (typeof path !== "string" || !PATH.test(path) || path === "/health" || path === "/metrics") {
+  if (
+    typeof path !== "string" ||
+    !PATH.test(path) ||
+    path === "/health" ||
+    path === "/ready" ||
+    path === "/metrics"
+  ) {
     throw new InvalidOptionError(
       "path",
-      'a URL path starting with "/" (not /health or /metrics)',
+      'a URL path starting with "/" (not /health, /ready or /metrics)',
       path,
     );
   }

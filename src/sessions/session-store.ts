@@ -4,6 +4,7 @@
  * Asynchronous so that a shared store (`RedisSessionStore`) can implement it; the memory store
  * is the default. `test/sessions/session-store-contract.ts` is the suite every store passes.
  */
+import type { Reachability } from "../reachability.js";
 
 /** One session as stored. */
 export interface SessionRecord {
@@ -49,6 +50,11 @@ export type SessionCreateOutcome = "created" | "full" | "scope-full";
  * ```
  */
 export interface SessionStore {
+  /**
+   * Whether the service behind the store is reachable (`GET /ready` answers 503 while it is not).
+   * Absent for a store that needs no other process.
+   */
+  readonly reachability?: Reachability;
   /**
    * Stores a new session: refused (`"scope-full"`) when `record.creatorScope` holds the per-scope
    * bound; at the global bound the least recently used session of the creating scope holding the

@@ -56,7 +56,9 @@
  * Ids reaching a store are already checked by {@link isTaskId}; status messages are already
  * sanitised and bounded by the caller.
  */
+
 import { ErrorCode } from "../errors.js";
+import type { Reachability } from "../reachability.js";
 
 /** A task's status (MCP 2025-11-25 `TaskStatus`; the same five values in the 2026 extension). */
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
@@ -241,6 +243,11 @@ export const ORPHANED_TASK_ERROR = JSON.stringify({
 
 /** Storage of tasks. See the module comment for the rules every implementation keeps. */
 export interface TaskStore {
+  /**
+   * Whether the service behind the store is reachable (`GET /ready` answers 503 while it is not).
+   * Absent for a store that needs no other process.
+   */
+  readonly reachability?: Reachability;
   /** This node's id: the `owner` of the tasks it creates. */
   readonly nodeId: string;
   /** Per-scope quota (`Infinity` when disabled). */
