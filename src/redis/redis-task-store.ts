@@ -131,7 +131,7 @@ type Client = Redis | Cluster;
 
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL). */
 interface TaskScripts {
-  conduitMcpTaskCreateV2(...args: Wire[]): Promise<[number, string, string, string]>;
+  conduitMcpTaskCreateV2(...args: Wire[]): Promise<[number, string, string, string, string?]>;
   conduitMcpTaskGetV2(...args: Wire[]): Promise<string[] | null>;
   conduitMcpTaskUpdateV2(...args: Wire[]): Promise<Array<number | string>>;
   conduitMcpTaskFinishV2(...args: Wire[]): Promise<Array<number | string>>;
@@ -245,7 +245,9 @@ export class RedisTaskStore implements TaskStore {
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(change: TaskChange) => void>();
   /** The running tasks this node created (insertion order): what it may write during an outage. */
-  private readonly owned = new Map<string, { readonly scope: string; readonly taskId: string }>();
+  private readonly owned = new Map<string, OwnedTask>();
+  /** Shards whose lost records were already reported, by epoch (one log line per restart). */
+  private readonly reportedEpochs = new Set<string>();
   private readonly pending = new Map<string, PendingWrite>();
   /** Bound of {@link owned}: the cap, or 100 000 when the cap is off. */
   private readonly ownedLimit: number;
@@ -408,37 +410,17 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async create(task: NewTask): Promise<CreateTaskOutcome> {
-    const s = wire(task.scope);
-    const bucket = wire(task.bucket ?? task.scope);
-    const shard = this.keys.shardOf(s);
     const message = task.statusMessage ?? null;
-    const reply = await this.call((c) =>
-      c.conduitMcpTaskCreateV2(
-        this.taskKey(shard, s, task.taskId),
-        cat(`${shard.tag}:ts:`, s),
-        cat(`${shard.tag}:tb:`, bucket),
-        `${shard.tag}:tall`,
-        `${shard.tag}:trun:${this.nodeId}`,
-        `${shard.tag}:tnodes`,
-        `${shard.tag}:tlease:${this.nodeId}`,
-        ...this.context(shard),
-        s,
-        task.taskId,
-        JSON.stringify(task.scope),
-        String(task.ttlMs),
-        String(task.pollIntervalMs),
-        message === null ? "c" : "s",
-        message === null ? "" : JSON.stringify(message),
-        this.maxPerScopeArg,
-        this.maxArg,
-        bucket,
-      ),
-    );
+    const reply = await this.writeCreate(task, "");
     if (reply === UNAVAILABLE) throw new TaskStoreUnavailableError();
-    const [code, createdAt, evictedScope, evictedId] = reply;
+    const [code, createdAt, evictedScope, evictedId, epoch] = reply;
     if (code === 3) throw new Error("duplicate task id");
     if (code === 0) return { ok: false, error: "task_limit_reached" };
-    this.owned.set(ownedKey(task.scope, task.taskId), { scope: task.scope, taskId: task.taskId });
+    this.owned.set(ownedKey(task.scope, task.taskId), {
+      task: { ...task, statusMessage: null },
+      createdAt: Number(createdAt),
+      epoch: epoch ?? "",
+    });
     // Bounded like the store: a task whose end this node never heard of (its handler never
     // finished it, the change message was missed) cannot make the map grow without end.
     if (this.owned.size > this.ownedLimit) {
@@ -470,6 +452,68 @@ export class RedisTaskStore implements TaskStore {
     };
     for (const drop of evicted) this.announce({ ...drop, status: "evicted" });
     return { ok: true, task: record, evicted };
+  }
+
+  /** The create script for `task`; `createdAt` '' stamps now, else keeps the given time. */
+  private writeCreate(task: NewTask, createdAt: string) {
+    const s = wire(task.scope);
+    const bucket = wire(task.bucket ?? task.scope);
+    const shard = this.keys.shardOf(s);
+    const message = task.statusMessage ?? null;
+    return this.call((c) =>
+      c.conduitMcpTaskCreateV2(
+        this.taskKey(shard, s, task.taskId),
+        cat(`${shard.tag}:ts:`, s),
+        cat(`${shard.tag}:tb:`, bucket),
+        `${shard.tag}:tall`,
+        `${shard.tag}:trun:${this.nodeId}`,
+        `${shard.tag}:tnodes`,
+        `${shard.tag}:tlease:${this.nodeId}`,
+        ...this.context(shard),
+        s,
+        task.taskId,
+        JSON.stringify(task.scope),
+        String(task.ttlMs),
+        String(task.pollIntervalMs),
+        message === null ? "c" : "s",
+        message === null ? "" : JSON.stringify(message),
+        this.maxPerScopeArg,
+        this.maxArg,
+        bucket,
+        createdAt,
+      ),
+    );
+  }
+
+  /**
+   * A task this node runs is gone from a Redis that lost its data (restarted without
+   * persistence): writes it again as it was created (its bucket's quota and the cap apply as to
+   * any create), so the write that found it missing can be made and the client still finds its
+   * task. Resolves whether it is back; logs once per lost shard.
+   */
+  private async restore(scope: string, taskId: string): Promise<boolean | Unavailable> {
+    const owned = this.owned.get(ownedKey(scope, taskId));
+    if (owned === undefined) return false;
+    const reply = await this.writeCreate(owned.task, String(owned.createdAt));
+    if (reply === UNAVAILABLE) return UNAVAILABLE;
+    const [code, , evictedScope, evictedId, epoch] = reply;
+    const restored = code === 1 || code === 3;
+    if (code === 1) owned.epoch = epoch ?? "";
+    this.evictedBy([0, evictedScope, evictedId]);
+    const report = `${this.keys.shardOf(wire(scope)).tag} ${owned.epoch}`;
+    if (!this.reportedEpochs.has(report) && this.reportedEpochs.size < 1_024) {
+      this.reportedEpochs.add(report);
+      try {
+        this.logger(
+          restored
+            ? "conduit-mcp: Redis lost the records of tasks this node runs (restarted without persistence?); writing them again. Finished tasks of other nodes and of the past are gone: configure AOF or RDB to keep them."
+            : "conduit-mcp: Redis lost the record of a task this node runs, and its bucket is at its quota: the task is gone.",
+        );
+      } catch {
+        // A broken logger must not break request handling.
+      }
+    }
+    return restored;
   }
 
   async get(scope: string, taskId: string): Promise<TaskRecord | undefined> {
@@ -711,6 +755,7 @@ export class RedisTaskStore implements TaskStore {
     scope: string,
     taskId: string,
     update: TaskUpdate,
+    lost = false,
   ): Promise<boolean | Unavailable> {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
@@ -724,9 +769,15 @@ export class RedisTaskStore implements TaskStore {
         ...optional(update.inputRequests, false),
         this.maxBucketBytesArg,
         this.maxBytesArg,
+        this.owned.get(ownedKey(scope, taskId))?.epoch ?? "",
       ),
     );
     if (reply === UNAVAILABLE) return UNAVAILABLE;
+    if (Number(reply[0]) === -2 && !lost) {
+      const back = await this.restore(scope, taskId);
+      if (back === UNAVAILABLE) return UNAVAILABLE;
+      return back && this.writeUpdate(scope, taskId, update, true);
+    }
     this.evictedBy(reply);
     return Number(reply[0]) === 1;
   }
@@ -735,6 +786,7 @@ export class RedisTaskStore implements TaskStore {
     scope: string,
     taskId: string,
     outcome: TaskOutcome,
+    lost = false,
   ): Promise<FinishTaskOutcome | Unavailable> {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
@@ -766,10 +818,16 @@ export class RedisTaskStore implements TaskStore {
         ...optional(outcome.statusMessage, true),
         this.maxBucketBytesArg,
         this.maxBytesArg,
+        this.owned.get(ownedKey(scope, taskId))?.epoch ?? "",
       ),
     );
     if (reply === UNAVAILABLE) return UNAVAILABLE;
     const code = Number(reply[0]);
+    if (code === -2 && !lost) {
+      const back = await this.restore(scope, taskId);
+      if (back === UNAVAILABLE) return UNAVAILABLE;
+      if (back) return this.writeFinish(scope, taskId, outcome, true);
+    }
     if (code === 2) return "too_large";
     this.forgetOwned(scope, taskId);
     if (code !== 1) return "not_running";
@@ -891,11 +949,47 @@ export class RedisTaskStore implements TaskStore {
     this.monitor.down(error);
   }
 
-  /** A (re)connection: the outage is over; renew the lease, then write what was kept. */
+  /**
+   * A (re)connection: the outage is over; renew the lease, write what was kept, then write again
+   * the running tasks of this node that Redis lost meanwhile.
+   */
   private onReady(): void {
     if (this.closed) return;
     this.monitor.up();
-    void this.renewLease().then(() => this.flush());
+    void this.renewLease()
+      .then(() => this.flush())
+      .then(() => this.recoverOwned());
+  }
+
+  /**
+   * Writes again every running task of this node that is gone from a shard whose epoch is not the
+   * one it was created in (Redis restarted empty), so a client polling it finds it and its result
+   * lands. A task gone from a shard with the same epoch was ended by someone (evicted, expired):
+   * it stays gone. Bounded by the tasks this node runs.
+   */
+  private async recoverOwned(): Promise<void> {
+    const epochs = new Map<string, string | null>();
+    for (const [key, owned] of [...this.owned]) {
+      if (this.closed) return;
+      const s = wire(owned.task.scope);
+      const shard = this.keys.shardOf(s);
+      let epoch = epochs.get(shard.tag);
+      if (epoch === undefined) {
+        const read = await this.call((c) => c.get(`${shard.tag}:tepoch`));
+        if (read === UNAVAILABLE) return;
+        epoch = read;
+        epochs.set(shard.tag, epoch);
+      }
+      if (epoch === owned.epoch) continue;
+      const exists = await this.call((c) => c.exists(this.taskKey(shard, s, owned.task.taskId)));
+      if (exists === UNAVAILABLE) return;
+      if (exists === 0 && this.owned.has(key)) {
+        if ((await this.restore(owned.task.scope, owned.task.taskId)) === UNAVAILABLE) return;
+        epochs.delete(shard.tag);
+      } else {
+        owned.epoch = epoch ?? owned.epoch;
+      }
+    }
   }
 
   /** Renews the lease in every shard. */
@@ -944,6 +1038,14 @@ export class RedisTaskStore implements TaskStore {
     client.on(event, handler);
     this.detach.push(() => client.off(event, handler));
   }
+}
+
+/** A running task this node created: enough to write it again if Redis loses it. */
+interface OwnedTask {
+  readonly task: NewTask;
+  readonly createdAt: number;
+  /** The shard's epoch when it was written (see task-scripts.ts `epochOf`). */
+  epoch: string;
 }
 
 /** The key of {@link RedisTaskStore}'s owned and pending maps: unambiguous for any scope. */

@@ -23,6 +23,7 @@
  * | `{t}:tlease:<node>` | STRING | present while the node is alive (PX lease) |
  * | `{t}:tseq` | STRING | the shard's sequence (creation and finish order) |
  * | `{t}:tlast`, `{t}:tgrace` | STRING | when a script last ran; until when leases are not judged |
+ * | `{t}:tepoch` | STRING | set by the first script on an empty shard (see `epochOf`) |
  *
  * Task HASH fields: `s` status, `m` status message as JSON text (absent = null), `c` createdAt, `u`
  * lastUpdatedAt, `l` ttlMs, `p` pollIntervalMs, `o` owner (absent once terminal), `e` expiresAt
@@ -61,6 +62,19 @@ end
 
 local function pairMember(scope, id)
   return string.len(scope) .. ':' .. scope .. id
+end
+
+-- The shard's epoch: set by the first script that runs on an empty shard. A node remembers the
+-- epoch its tasks were created in; a task of its own that is gone from a shard whose epoch changed
+-- was lost by Redis (restarted without persistence), not ended by anyone, so the node writes it
+-- again.
+local function epochOf(base)
+  local e = redis.call('GET', base .. ':tepoch')
+  if e then return e end
+  local t = redis.call('TIME')
+  e = t[1] .. '.' .. t[2]
+  redis.call('SET', base .. ':tepoch', e)
+  return e
 end
 
 -- Keeps a bucket's place in the largest-first indexes in step with its task ZSET.
@@ -256,9 +270,9 @@ end
  * KEYS: 1 tk:<pair>, 2 ts:<scope>, 3 tb:<bucket>, 4 tall, 5 trun:<node>, 6 tnodes, 7 tlease:<node>.
  * ARGV: 1..7 context, 8 scope, 9 id, 10 scope JSON, 11 ttlMs, 12 pollIntervalMs,
  * 13 message mode ('s' or 'c'), 14 message, 15 maxPerScope (-1 = off), 16 max (-1 = off),
- * 17 bucket.
- * Returns `{ code, createdAt, evicted scope JSON, evicted id }`: code 1 created, 0 the bucket is at
- * its quota with every task running, 3 the id exists already.
+ * 17 bucket, 18 createdAt ('' = now; a task written again after Redis lost it keeps its own).
+ * Returns `{ code, createdAt, evicted scope JSON, evicted id, epoch }`: code 1 created, 0 the
+ * bucket is at its quota with every task running, 3 the id exists already.
  */
 export const TASK_CREATE_SCRIPT = `${COMMON}
 local base = ARGV[1]
@@ -287,6 +301,7 @@ if max >= 0 and redis.call('SCARD', KEYS[4]) >= max then
   if gone and gone ~= true then evictedScope, evictedId = gone[1], gone[2] end
 end
 local now = ctx.now
+if ARGV[18] ~= '' then now = tonumber(ARGV[18]) end
 local member = pairMember(scope, id)
 redis.call('HSET', KEYS[1], 's', 'working', 'c', int(now), 'u', int(now), 'l', ARGV[11], 'p', ARGV[12],
   'o', ctx.node, 'sc', scope, 'j', ARGV[10], 'id', id, 'b', bucket, 'n', 0)
@@ -301,7 +316,7 @@ redis.call('SET', KEYS[7], ctx.node, 'PX', ARGV[7])
 syncBucket(base, bucket)
 recount(base, KEYS[1])
 if evictedId ~= '' then announce(ctx.channel, 'evicted', ctx.node, evictedId, evictedScope) end
-return { 1, int(now), evictedScope, evictedId }
+return { 1, int(now), evictedScope, evictedId, epochOf(base) }
 `;
 
 /**
@@ -319,13 +334,16 @@ return redis.call('HGETALL', KEYS[1])
  * (fitBytes: the bucket's own finished tasks, then the largest buckets'; never this task).
  * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 status ('' keeps it),
  * 10 message mode (k/c/s), 11 message, 12 input requests mode (k/c/s), 13 input requests,
- * 14 bytes per bucket (-1 = off), 15 bytes in all (-1 = off).
+ * 14 bytes per bucket (-1 = off), 15 bytes in all (-1 = off), 16 the epoch the writer created the
+ * task in ('' = unknown).
  * Returns `{ code, evicted scope JSON, evicted id, … }`: code 1 when written, 0 when the task is
- * unknown, expired or terminal; then the running tasks dropped for the byte budget (announced).
+ * unknown, expired or terminal, -2 when it is gone and the shard's epoch is not the writer's
+ * (Redis lost it); then the running tasks dropped for the byte budget (announced).
  */
 export const TASK_UPDATE_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
+if redis.call('EXISTS', key) == 0 and epochOf(ARGV[1]) ~= ARGV[16] then return { -2 } end
 if not live(ARGV[1], key, ARGV[8], ctx) then return { 0 } end
 if TERMINAL[redis.call('HGET', key, 's')] then return { 0 } end
 if ARGV[9] ~= '' then redis.call('HSET', key, 's', ARGV[9]) end
@@ -353,14 +371,15 @@ return out
  * beside what the bucket still runs is refused. Then the shard's budget, largest buckets first.
  * KEYS: 1 tk:<pair>. ARGV: 1..7 context, 8 pair member, 9 status, 10 'r' (result) or 'er'
  * (error), 11 the JSON text, 12 message mode (k/c/s), 13 message, 14 bytes per bucket (-1 = off),
- * 15 bytes in all (-1 = off).
+ * 15 bytes in all (-1 = off), 16 the epoch the writer created the task in ('' = unknown).
  * Returns `{ code, evicted scope JSON, evicted id, … }`: code 1 when finished, 0 when the task is
  * unknown, expired or terminal already, 2 when it does not fit the bucket's budget (nothing
- * written).
+ * written), -2 when it is gone and the shard's epoch is not the writer's (Redis lost it).
  */
 export const TASK_FINISH_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local base, key, member = ARGV[1], KEYS[1], ARGV[8]
+if redis.call('EXISTS', key) == 0 and epochOf(base) ~= ARGV[16] then return { -2 } end
 if not live(base, key, member, ctx) then return { 0 } end
 if TERMINAL[redis.call('HGET', key, 's')] then return { 0 } end
 local maxBucket, maxAll = tonumber(ARGV[14]), tonumber(ARGV[15])
