@@ -2,7 +2,7 @@
 // Node 20's `--test` does not expand glob patterns, so the files are listed here.
 //
 // Two phases: most files run two at a time (the machine has 2 cores); the load tests (the soak,
-// the three-process Redis cluster) run afterwards one at a time, because their bounds (heap
+// the three-process Redis cluster, the deploy topology) run afterwards one at a time, because their bounds (heap
 // growth, cancel latency) measure this machine and must not compete with other test files for it.
 // A final line adds up both phases: "N passed, M failed".
 // Extra arguments are passed to `node --test` (e.g. `npm test -- --test-name-pattern=quota`).
@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
-const SERIAL = [join("test", "soak"), join("test", "redis-e2e")];
+const SERIAL = [join("test", "soak"), join("test", "redis-e2e"), join("test", "deploy")];
 
 const files = readdirSync("test", { recursive: true, encoding: "utf8" })
   .filter((file) => file.endsWith(".test.ts"))
