@@ -124,6 +124,15 @@ describe("OAuth resource server: JWT access tokens", () => {
     assert.equal(answer.status, 200, answer.text);
   });
 
+  test("a token with scope and scp grants what scope says (RFC 9068 §2.2.3.1), never the union", async () => {
+    const jwt = await token({ scope: "mcp", scp: ["mcp", "admin"] });
+    const answer = await rpc(url, callBody(1, "admin", {}), bearer(jwt));
+    assert.equal(answer.status, 403, answer.text);
+    const whoami = await rpc(url, callBody(2, "whoami", {}), bearer(jwt));
+    const result = (whoami.json as { result: { content: { text: string }[] } }).result;
+    assert.deepEqual(JSON.parse(result.content[0]?.text ?? "").scopes, ["mcp"]);
+  });
+
   test("every bad token gets 401 invalid_token with the challenge", async () => {
     const rogue = await idp.newKey();
     const now = Math.floor(Date.now() / 1000);

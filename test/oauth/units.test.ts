@@ -34,9 +34,10 @@ describe("OAuth building blocks", () => {
     );
   });
 
-  test("grantedScopes reads scope and scp; a malformed claim is refused as a whole", () => {
+  test("grantedScopes reads scope, else scp; a malformed claim is refused as a whole", () => {
     assert.deepEqual(grantedScopes({ scope: "a b  a" }), ["a", "b"]);
-    assert.deepEqual(grantedScopes({ scp: ["a", "c"], scope: "b" }), ["b", "a", "c"]);
+    assert.deepEqual(grantedScopes({ scp: ["a", "c"], scope: "b" }), ["b"]);
+    assert.deepEqual(grantedScopes({ scp: ["a", "c"] }), ["a", "c"]);
     assert.deepEqual(grantedScopes({}), []);
     assert.equal(grantedScopes({ scope: 5 }), null);
     assert.equal(grantedScopes({ scp: ["a", 1] }), null);

@@ -11,19 +11,23 @@ export const MAX_TOKEN_SCOPES = 256;
 const MAX_SCOPE_LENGTH = 256;
 
 /**
- * The scopes a token grants, from `scope` and `scp` (both read, duplicates dropped), or null
- * when a claim has the wrong shape or lists too many.
+ * The scopes a token grants (duplicates dropped), or null when the claim read has the wrong shape
+ * or lists too many. RFC 9068 §2.2.3.1 names `scope` as the JWT access token's claim, so when a
+ * token has `scope` only `scope` is read; `scp` is read only from a token without `scope` (as some
+ * identity providers issue). Never the union: a token whose two claims disagree grants what its
+ * `scope` says, not more.
  *
  * @example
  * ```ts
  * grantedScopes({ scope: "mcp files:read" }); // ["mcp", "files:read"]
  * grantedScopes({ scp: ["mcp"] }); // ["mcp"]
+ * grantedScopes({ scope: "mcp", scp: ["admin"] }); // ["mcp"]
  * ```
  */
 export function grantedScopes(claims: Readonly<Record<string, unknown>>): string[] | null {
   const found = new Set<string>();
-  for (const claim of [claims.scope, claims.scp]) {
-    if (claim === undefined) continue;
+  const claim = claims.scope !== undefined ? claims.scope : claims.scp;
+  if (claim !== undefined) {
     let items: unknown[];
     if (typeof claim === "string") items = claim.split(" ");
     else if (Array.isArray(claim)) items = claim;
