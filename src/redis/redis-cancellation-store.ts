@@ -11,8 +11,7 @@
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { RedisOptions } from "ioredis";
-import { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/memory-store.js";
 import type {
   CancellationRow,
@@ -25,7 +24,7 @@ import { type CancellationSource, InvalidOptionError, StoreClosedError } from ".
 import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
 import { bounded, readyWithin } from "./bounded.js";
-import { ConnectionWatch } from "./connection-watch.js";
+import { type RedisClient, RedisConnection } from "./connection.js";
 import {
   KeyLayout,
   pairMember,
@@ -104,7 +103,7 @@ export interface RedisCancellationStoreOptions {
   readonly shareAfterMs?: number;
 }
 
-type Client = Redis | Cluster;
+type Client = RedisClient;
 
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL on NOSCRIPT). */
 interface ScriptedClient {
@@ -207,7 +206,7 @@ export class RedisCancellationStore implements CancellationStore {
   readonly nodeId: string;
   private readonly client: Client;
   private readonly subscriber: Client;
-  private readonly ownsClient: boolean;
+  private readonly connection: RedisConnection;
   private readonly keys: KeyLayout;
   private readonly maxRowsArg: string;
   private readonly maxPerScopeArg: string;
@@ -220,7 +219,6 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly logger: (message: string) => void;
   /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
   readonly reachability: Reachability;
-  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(event: RemoteCancellation) => void>();
   private readonly local = new Map<string, LocalEntry>();
@@ -234,7 +232,6 @@ export class RedisCancellationStore implements CancellationStore {
   private readonly quiet = new Set<string>();
   private readonly leaseTimer: NodeJS.Timeout;
   private readonly reportedFaults = new Set<string>();
-  private readonly detach: Array<() => void> = [];
   /** Per shard: the newest catch-up stream id this node has heard of (null before the first). */
   private readonly lastSeen: Array<string | null>;
   private subscribed = false;
@@ -286,19 +283,13 @@ export class RedisCancellationStore implements CancellationStore {
     this.logger = options.logger ?? ((message) => console.warn(message));
     this.monitor = new OutageMonitor(this.logger, "cancellation");
 
-    const redis = options.redis;
-    if (typeof redis === "string") {
-      if (redis.length === 0) throw new InvalidOptionError("redis", "a Redis URL or client", redis);
-      this.client = new Redis(redis, ownClientOptions(this.timeoutMs));
-      this.ownsClient = true;
-    } else if (redis instanceof Redis || redis instanceof Cluster) {
-      this.client = redis;
-      this.ownsClient = false;
-    } else {
-      throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
-    }
-    this.watch = new ConnectionWatch(this.client);
-    this.reachability = this.watch;
+    this.connection = new RedisConnection({
+      redis: options.redis,
+      timeoutMs: this.timeoutMs,
+      monitor: this.monitor,
+    });
+    this.client = this.connection.client;
+    this.reachability = this.connection.reachability;
     const shards = readOption(
       integerBetween(1, 1_024),
       "shards",
@@ -313,34 +304,16 @@ export class RedisCancellationStore implements CancellationStore {
     this.batchArg = String(shardCap > 0 ? Math.max(1, Math.floor(shardCap / 20)) : 1);
     this.streamLengthArg = String(streamLength);
     this.lastSeen = new Array<string | null>(shards).fill(null);
-    const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
-    this.keys = new KeyLayout(prefix, clientKeyPrefix, shards);
+    this.keys = new KeyLayout(prefix, this.connection.keyPrefix, shards);
     for (const [name, lua, numberOfKeys] of SCRIPTS) {
       this.client.defineCommand(name, { lua, numberOfKeys });
     }
-
-    this.listen(this.client, "error", (error: unknown) => this.monitor.down(error));
-    this.listen(this.client, "close", () => {
-      if (!this.closed) this.monitor.down(new Error("connection closed"));
-    });
-    this.listen(this.client, "ready", () => this.onReady());
+    this.connection.on("ready", () => this.onReady());
 
     // A dedicated connection for SUBSCRIBE (a subscribed connection cannot run other commands).
     // Resubscribing is done here on every `ready`, not by ioredis, so the store can read what it
     // missed and `ready()` can tell when cross-node delivery is live again after an outage.
-    this.subscriber =
-      this.client instanceof Cluster
-        ? this.client.duplicate()
-        : this.client.duplicate({
-            enableOfflineQueue: false,
-            autoResubscribe: false,
-            maxRetriesPerRequest: 1,
-            lazyConnect: false,
-            connectionName: `conduit-mcp-sub-${nodeId}`,
-          });
-    this.subscriber.on("error", () => {
-      // Outages are reported once, from the command connection.
-    });
+    this.subscriber = this.connection.subscriber(`conduit-mcp-sub-${nodeId}`);
     this.subscriber.on("close", () => {
       this.subscribed = false;
     });
@@ -351,10 +324,7 @@ export class RedisCancellationStore implements CancellationStore {
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.floor(this.leaseMs / 3));
     this.leaseTimer.unref();
     if (this.client.status === "ready") this.onReady();
-    // A client created with `lazyConnect` (ours never is) would otherwise never connect, and
-    // cross-node cancellation would be silently off: connect it, and report a failure.
-    connectIfLazy(this.client, this.monitor);
-    connectIfLazy(this.subscriber, this.monitor);
+    this.connection.connect();
   }
 
   /**
@@ -650,14 +620,11 @@ export class RedisCancellationStore implements CancellationStore {
       );
     }
     this.closed = true;
-    this.watch.stop();
     this.local.clear();
     this.rowHints.clear();
     this.quiet.clear();
     this.listeners.clear();
-    for (const undo of this.detach) undo();
-    await quit(this.subscriber, this.timeoutMs);
-    if (this.ownsClient) await quit(this.client, this.timeoutMs);
+    await this.connection.close();
   }
 
   /** Notes that a row of the key may exist (recorded here or announced by another node). */
@@ -910,46 +877,6 @@ export class RedisCancellationStore implements CancellationStore {
       }
     }
   }
-
-  /** Adds a listener to a client we may not own, remembering how to remove it on close. */
-  // biome-ignore lint/suspicious/noExplicitAny: EventEmitter listeners take any arguments.
-  private listen(client: Client, event: string, handler: (...args: any[]) => void): void {
-    client.on(event, handler);
-    this.detach.push(() => client.off(event, handler));
-  }
-}
-
-/** Connects a client still waiting for `connect()` (ioredis `lazyConnect`); failures are an outage. */
-export function connectIfLazy(client: Client, monitor: OutageMonitor): void {
-  if (client.status !== "wait") return;
-  client.connect().catch((error: unknown) => monitor.down(error));
-}
-
-/** ioredis options for a connection a store owns: fail fast, never buffer, retry forever. */
-export function ownClientOptions(timeoutMs: number): RedisOptions {
-  return {
-    enableOfflineQueue: false,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 1,
-    connectTimeout: Math.max(timeoutMs, 2_000),
-    retryStrategy: (times: number) => Math.min(50 * times, 1_000),
-    lazyConnect: false,
-  };
-}
-
-/** Quits a connection within a bound, then drops it regardless. */
-export async function quit(client: Client, timeoutMs: number): Promise<void> {
-  if (client.status === "ready") {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      client.quit().catch(() => {}),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-  }
-  client.disconnect();
 }
 
 /** A node id unique to this process: `<host>-<pid>-<random>`. */

@@ -9,20 +9,18 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { Cluster, Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import {
   type ChangeEvent,
   type ChangeFeed,
   changeEventOf,
   tellListeners,
 } from "../changes/index.js";
-import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
-import { ConnectionWatch } from "./connection-watch.js";
+import { type RedisClient, RedisConnection } from "./connection.js";
 import { readPrefix } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
-import { connectIfLazy, ownClientOptions, quit } from "./redis-cancellation-store.js";
 
 /** Options of {@link RedisChangeFeed}. */
 export interface RedisChangeFeedOptions {
@@ -44,7 +42,7 @@ export interface RedisChangeFeedOptions {
 const MAX_MESSAGE_LENGTH = 16_384;
 const NODE_ID = /^[A-Za-z0-9-]{1,64}$/;
 
-type Client = Redis | Cluster;
+type Client = RedisClient;
 
 /**
  * List changes and resource updates shared by every node on one Redis.
@@ -61,19 +59,16 @@ export class RedisChangeFeed implements ChangeFeed {
   readonly shared = true;
   private readonly client: Client;
   private readonly subscriber: Client;
-  private readonly ownsClient: boolean;
+  private readonly connection: RedisConnection;
   private readonly channel: string;
   private readonly node = randomUUID();
   private readonly timeoutMs: number;
   /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
   readonly reachability: Reachability;
-  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private subscribed = false;
   private closed = false;
-  private readonly onError = (error: unknown) => this.monitor.down(error);
-  private readonly onReady = () => this.monitor.up();
 
   constructor(options: RedisChangeFeedOptions) {
     const prefix = readPrefix(options.prefix);
@@ -85,48 +80,26 @@ export class RedisChangeFeed implements ChangeFeed {
     );
     readOption(OPTION.logger, "logger", options.logger, undefined);
     this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "changes");
-    if (typeof options.redis === "string" && options.redis.length > 0) {
-      this.client = new Redis(options.redis, ownClientOptions(this.timeoutMs));
-      this.ownsClient = true;
-    } else if (options.redis instanceof Redis || options.redis instanceof Cluster) {
-      this.client = options.redis;
-      this.ownsClient = false;
-    } else {
-      throw new InvalidOptionError(
-        "redis",
-        "a Redis URL, an ioredis Redis or Cluster",
-        options.redis,
-      );
-    }
-    this.watch = new ConnectionWatch(this.client);
-    this.reachability = this.watch;
-    const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
+    this.connection = new RedisConnection({
+      redis: options.redis,
+      timeoutMs: this.timeoutMs,
+      monitor: this.monitor,
+    });
+    this.client = this.connection.client;
+    this.reachability = this.connection.reachability;
     // Channels are not key-prefixed by ioredis: the client's prefix is part of the name.
-    this.channel = `${clientKeyPrefix}{${prefix}}:changes`;
-    this.client.on("error", this.onError);
-    this.client.on("ready", this.onReady);
+    this.channel = `${this.connection.keyPrefix}{${prefix}}:changes`;
+    this.connection.on("ready", () => this.monitor.up());
     // A subscribed connection cannot run other commands: SUBSCRIBE gets its own, resubscribed
     // here on every `ready`.
-    this.subscriber =
-      this.client instanceof Cluster
-        ? this.client.duplicate()
-        : this.client.duplicate({
-            enableOfflineQueue: false,
-            autoResubscribe: false,
-            maxRetriesPerRequest: 1,
-            lazyConnect: false,
-          });
-    this.subscriber.on("error", () => {
-      // Outages are reported once, from the publishing connection.
-    });
+    this.subscriber = this.connection.subscriber();
     this.subscriber.on("close", () => {
       this.subscribed = false;
     });
     this.subscriber.on("ready", () => void this.subscribe());
     this.subscriber.on("message", (channel: string, raw: string) => this.onMessage(channel, raw));
     if (this.subscriber.status === "ready") void this.subscribe();
-    connectIfLazy(this.client, this.monitor);
-    connectIfLazy(this.subscriber, this.monitor);
+    this.connection.connect();
   }
 
   /** Resolves true once both connections are ready and the channel is heard; false after `timeoutMs`. */
@@ -160,14 +133,9 @@ export class RedisChangeFeed implements ChangeFeed {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.watch.stop();
     this.subscribed = false;
     this.listeners.clear();
-    this.client.off("error", this.onError);
-    this.client.off("ready", this.onReady);
-    this.subscriber.removeAllListeners("message");
-    await quit(this.subscriber, this.timeoutMs);
-    if (this.ownsClient) await quit(this.client, this.timeoutMs);
+    await this.connection.close();
   }
 
   private live(): boolean {

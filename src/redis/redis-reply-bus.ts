@@ -18,16 +18,15 @@
  * `commandTimeoutMs` and never throws; one line is logged per outage.
  */
 
-import { Cluster, Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
 import type { ClientReply, ServerReplyBus } from "../replies/index.js";
 import { bounded, readyWithin } from "./bounded.js";
-import { ConnectionWatch } from "./connection-watch.js";
+import { type RedisClient, RedisConnection } from "./connection.js";
 import { readPrefix } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
-import { connectIfLazy } from "./redis-cancellation-store.js";
 
 /** Options of {@link RedisReplyBus}. */
 export interface RedisReplyBusOptions {
@@ -46,7 +45,7 @@ export interface RedisReplyBusOptions {
   readonly logger?: (message: string) => void;
 }
 
-type Client = Redis | Cluster;
+type Client = RedisClient;
 type Deliver = (scope: string, id: string, reply: ClientReply) => void;
 
 const NODE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -68,13 +67,12 @@ const MAX_ID = 128;
 export class RedisReplyBus implements ServerReplyBus {
   private readonly client: Client;
   private readonly subscriber: Client;
-  private readonly ownsClient: boolean;
+  private readonly connection: RedisConnection;
   private readonly base: string;
   private readonly timeoutMs: number;
   private readonly maxMessageBytes: number;
   /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
   readonly reachability: Reachability;
-  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   /** channel → who gets its answers. */
   private readonly routes = new Map<string, Deliver>();
@@ -101,44 +99,22 @@ export class RedisReplyBus implements ServerReplyBus {
     );
     readOption(OPTION.logger, "logger", options.logger, undefined);
     this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "replies");
-    const redis = options.redis;
-    if (typeof redis === "string" && redis.length > 0) {
-      this.client = new Redis(redis, {
-        enableOfflineQueue: false,
-        commandTimeout: this.timeoutMs,
-        maxRetriesPerRequest: 1,
-        retryStrategy: (times: number) => Math.min(50 * times, 1_000),
-      });
-      this.ownsClient = true;
-    } else if (redis instanceof Redis || redis instanceof Cluster) {
-      this.client = redis;
-      this.ownsClient = false;
-    } else {
-      throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
-    }
-    this.watch = new ConnectionWatch(this.client);
-    this.reachability = this.watch;
-    const keyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
-    this.base = `${keyPrefix}{${prefix}}:reply:`;
-    this.client.on("error", this.onError);
-    this.client.on("ready", this.onReady);
+    this.connection = new RedisConnection({
+      redis: options.redis,
+      timeoutMs: this.timeoutMs,
+      monitor: this.monitor,
+    });
+    this.client = this.connection.client;
+    this.reachability = this.connection.reachability;
+    this.base = `${this.connection.keyPrefix}{${prefix}}:reply:`;
+    this.connection.on("ready", () => this.monitor.up());
     // A subscribed connection runs no other command: a dedicated one, resubscribed on every
     // `ready` here (not by ioredis) so that `ready()` knows when delivery is live again.
-    this.subscriber =
-      this.client instanceof Cluster
-        ? this.client.duplicate()
-        : this.client.duplicate({
-            enableOfflineQueue: false,
-            autoResubscribe: false,
-            maxRetriesPerRequest: 1,
-            lazyConnect: false,
-          });
-    this.subscriber.on("error", noop); // outages are reported once, from the command connection
+    this.subscriber = this.connection.subscriber();
     this.subscriber.on("close", this.onSubscriberClose);
     this.subscriber.on("ready", this.onSubscriberReady);
     this.subscriber.on("message", this.onMessage);
-    connectIfLazy(this.client, this.monitor);
-    connectIfLazy(this.subscriber, this.monitor);
+    this.connection.connect();
   }
 
   /**
@@ -201,21 +177,9 @@ export class RedisReplyBus implements ServerReplyBus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.watch.stop();
     this.routes.clear();
     this.live.clear();
-    this.client.off("error", this.onError);
-    this.client.off("ready", this.onReady);
-    this.subscriber.disconnect();
-    if (this.ownsClient) {
-      if (this.client.status === "ready") {
-        await Promise.race([
-          this.client.quit().catch(noop),
-          new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref()),
-        ]);
-      }
-      this.client.disconnect();
-    }
+    await this.connection.close();
   }
 
   private async listen(channel: string): Promise<void> {
@@ -227,14 +191,6 @@ export class RedisReplyBus implements ServerReplyBus {
       // Retried on the subscriber's next `ready`.
     }
   }
-
-  private readonly onError = (error: unknown): void => {
-    this.monitor.down(error);
-  };
-
-  private readonly onReady = (): void => {
-    this.monitor.up();
-  };
 
   private readonly onSubscriberClose = (): void => {
     this.live.clear();

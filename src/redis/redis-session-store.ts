@@ -12,9 +12,9 @@
  * While Redis is away the store keeps working from a bounded local copy (see the class comment),
  * so an outage never locks clients out of their sessions.
  */
-import { Cluster, Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 
-import { InvalidOptionError, StoreClosedError } from "../errors.js";
+import { StoreClosedError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
 import { DEFAULT_MAX_SESSIONS_PER_SCOPE } from "../sessions/memory-session-store.js";
@@ -24,10 +24,9 @@ import type {
   SessionStore,
 } from "../sessions/session-store.js";
 import { bounded } from "./bounded.js";
-import { ConnectionWatch } from "./connection-watch.js";
+import { type RedisClient, RedisConnection } from "./connection.js";
 import { KeyLayout, readPrefix, type ShardKeys } from "./key-layout.js";
 import { OutageMonitor } from "./outage-monitor.js";
-import { connectIfLazy, quit } from "./redis-cancellation-store.js";
 
 /** Options of {@link RedisSessionStore}. */
 export interface RedisSessionStoreOptions {
@@ -166,7 +165,7 @@ interface SessionScripts {
   conduitMcpSessionExpireV4(...args: string[]): Promise<number>;
 }
 
-type Client = Redis | Cluster;
+type Client = RedisClient;
 
 const PAGE = 1_000;
 /** A session id as published on the ended channel: visible ASCII, as ids are minted. */
@@ -202,7 +201,7 @@ interface LocalSession {
  */
 export class RedisSessionStore implements SessionStore {
   private readonly client: Client;
-  private readonly ownsClient: boolean;
+  private readonly connection: RedisConnection;
   private readonly keys: ShardKeys;
   private readonly maxPerScope: number;
   private readonly maxPerScopeArg: string;
@@ -220,20 +219,11 @@ export class RedisSessionStore implements SessionStore {
   private readonly timeoutMs: number;
   /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
   readonly reachability: Reachability;
-  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   /** The local copy, least recently used first (a Map keeps insertion order). */
   private readonly local = new Map<string, LocalSession>();
   /** Deletes applied while Redis was away, replayed when it is back (bounded like the copy). */
   private readonly pendingDeletes = new Set<string>();
-  private readonly onError = (error: unknown) => this.monitor.down(error);
-  private readonly onReady = () => {
-    this.monitor.up();
-    void this.flush();
-  };
-  private readonly onClose = () => {
-    if (!this.closed) this.monitor.down(new Error("connection closed"));
-  };
   private flushing = false;
   private closed = false;
   /** Listeners of {@link onEnded}. */
@@ -268,39 +258,26 @@ export class RedisSessionStore implements SessionStore {
     this.clock = readOption(OPTION.clock, "clock", options.clock, null);
     readOption(OPTION.logger, "logger", options.logger, undefined);
     this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "sessions");
-    if (typeof options.redis === "string" && options.redis.length > 0) {
-      this.client = new Redis(options.redis, {
-        enableOfflineQueue: false,
-        commandTimeout: timeout,
-        maxRetriesPerRequest: 1,
-        retryStrategy: (times: number) => Math.min(50 * times, 1_000),
-      });
-      this.ownsClient = true;
-    } else if (options.redis instanceof Redis || options.redis instanceof Cluster) {
-      this.client = options.redis;
-      this.ownsClient = false;
-    } else {
-      throw new InvalidOptionError(
-        "redis",
-        "a Redis URL, an ioredis Redis or Cluster",
-        options.redis,
-      );
-    }
-    this.watch = new ConnectionWatch(this.client);
-    this.reachability = this.watch;
+    this.connection = new RedisConnection({
+      redis: options.redis,
+      timeoutMs: timeout,
+      monitor: this.monitor,
+    });
+    this.client = this.connection.client;
+    this.reachability = this.connection.reachability;
     this.maxArg = Number.isFinite(max) ? String(max) : "-1";
     this.maxSessionsArg = max;
-    const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
-    this.keys = new KeyLayout(prefix, clientKeyPrefix, 1).all[0] as ShardKeys;
+    this.keys = new KeyLayout(prefix, this.connection.keyPrefix, 1).all[0] as ShardKeys;
     this.client.defineCommand("conduitMcpSessionCreateV4", { lua: CREATE, numberOfKeys: 3 });
     this.client.defineCommand("conduitMcpSessionGetV3", { lua: GET, numberOfKeys: 2 });
     this.client.defineCommand("conduitMcpSessionSetLevelV1", { lua: SET_LEVEL, numberOfKeys: 1 });
     this.client.defineCommand("conduitMcpSessionDeleteV3", { lua: DELETE, numberOfKeys: 1 });
     this.client.defineCommand("conduitMcpSessionExpireV4", { lua: EXPIRE, numberOfKeys: 1 });
-    this.client.on("error", this.onError);
-    this.client.on("ready", this.onReady);
-    this.client.on("close", this.onClose);
-    connectIfLazy(this.client, this.monitor);
+    this.connection.on("ready", () => {
+      this.monitor.up();
+      void this.flush();
+    });
+    this.connection.connect();
   }
 
   /** Resolves true once connected; false after `timeoutMs`. */
@@ -447,27 +424,11 @@ export class RedisSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.watch.stop();
     this.local.clear();
     this.pendingPerScope.clear();
     this.pendingDeletes.clear();
-    this.client.off("error", this.onError);
-    this.client.off("ready", this.onReady);
-    this.client.off("close", this.onClose);
     this.endedListeners.clear();
-    if (this.subscriber !== null) {
-      this.subscriber.removeAllListeners("message");
-      await quit(this.subscriber, this.timeoutMs);
-    }
-    if (this.ownsClient) {
-      if (this.client.status === "ready") {
-        await Promise.race([
-          this.client.quit().catch(() => {}),
-          new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref()),
-        ]);
-      }
-      this.client.disconnect();
-    }
+    await this.connection.close();
   }
 
   /** Tells the {@link onEnded} listeners; a listener's bug never breaks the store. */
@@ -487,19 +448,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private openSubscriber(): void {
-    const subscriber =
-      this.client instanceof Cluster
-        ? this.client.duplicate()
-        : this.client.duplicate({
-            enableOfflineQueue: false,
-            autoResubscribe: false,
-            maxRetriesPerRequest: 1,
-            lazyConnect: false,
-          });
+    const subscriber = this.connection.subscriber();
     this.subscriber = subscriber;
-    subscriber.on("error", () => {
-      // Outages are reported once, from the command connection.
-    });
     subscriber.on("ready", () => void this.subscribeEnded(subscriber));
     subscriber.on("message", (channel: string, raw: string) => {
       if (this.closed || channel !== this.endedChannel) return;
@@ -509,7 +459,6 @@ export class RedisSessionStore implements SessionStore {
       this.ended(raw);
     });
     if (subscriber.status === "ready") void this.subscribeEnded(subscriber);
-    connectIfLazy(subscriber, this.monitor);
   }
 
   /**

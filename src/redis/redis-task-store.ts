@@ -13,7 +13,7 @@
  * retries) instead of claiming that a task does not exist. What this node's own handlers write
  * (`update`, `finish`) is kept locally and written when Redis is back (see the class comment).
  */
-import { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 
 import { InvalidOptionError, StoreClosedError, TaskStoreUnavailableError } from "../errors.js";
 import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../option-schema.js";
@@ -43,7 +43,7 @@ import {
   type TaskUpdate,
 } from "../tasks/index.js";
 import { bounded } from "./bounded.js";
-import { ConnectionWatch } from "./connection-watch.js";
+import { type RedisClient, RedisConnection } from "./connection.js";
 import {
   cat,
   KeyLayout,
@@ -54,12 +54,7 @@ import {
   wire,
 } from "./key-layout.js";
 import { describeError, OutageMonitor } from "./outage-monitor.js";
-import {
-  connectIfLazy,
-  defaultNodeId,
-  ownClientOptions,
-  quit,
-} from "./redis-cancellation-store.js";
+import { defaultNodeId } from "./redis-cancellation-store.js";
 import {
   TASK_CANCEL_SCOPE_SCRIPT,
   TASK_CANCEL_SCRIPT,
@@ -127,7 +122,7 @@ export interface RedisTaskStoreOptions {
   readonly logger?: (message: string) => void;
 }
 
-type Client = Redis | Cluster;
+type Client = RedisClient;
 
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL). */
 interface TaskScripts {
@@ -228,7 +223,7 @@ export class RedisTaskStore implements TaskStore {
   readonly maxTaskBytes: number;
   private readonly client: Client;
   private readonly subscriber: Client;
-  private readonly ownsClient: boolean;
+  private readonly connection: RedisConnection;
   private readonly keys: KeyLayout;
   private readonly channel: string;
   private readonly maxPerScopeArg: string;
@@ -241,7 +236,6 @@ export class RedisTaskStore implements TaskStore {
   private readonly logger: (message: string) => void;
   /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
   readonly reachability: Reachability;
-  private readonly watch: ConnectionWatch;
   private readonly monitor: OutageMonitor;
   private readonly listeners = new Set<(change: TaskChange) => void>();
   /** The running tasks this node created (insertion order): what it may write during an outage. */
@@ -252,7 +246,6 @@ export class RedisTaskStore implements TaskStore {
   /** Bound of {@link owned}: the cap, or 100 000 when the cap is off. */
   private readonly ownedLimit: number;
   private readonly reportedFaults = new Set<string>();
-  private readonly detach: Array<() => void> = [];
   private readonly leaseTimer: NodeJS.Timeout;
   private subscribed = false;
   private leaseHeld = false;
@@ -316,19 +309,13 @@ export class RedisTaskStore implements TaskStore {
     this.logger = options.logger ?? ((message) => console.warn(message));
     this.monitor = new OutageMonitor(this.logger, "tasks");
 
-    const redis = options.redis;
-    if (typeof redis === "string") {
-      if (redis.length === 0) throw new InvalidOptionError("redis", "a Redis URL or client", redis);
-      this.client = new Redis(redis, ownClientOptions(this.timeoutMs));
-      this.ownsClient = true;
-    } else if (redis instanceof Redis || redis instanceof Cluster) {
-      this.client = redis;
-      this.ownsClient = false;
-    } else {
-      throw new InvalidOptionError("redis", "a Redis URL, an ioredis Redis or Cluster", redis);
-    }
-    this.watch = new ConnectionWatch(this.client);
-    this.reachability = this.watch;
+    this.connection = new RedisConnection({
+      redis: options.redis,
+      timeoutMs: this.timeoutMs,
+      monitor: this.monitor,
+    });
+    this.client = this.connection.client;
+    this.reachability = this.connection.reachability;
     const shards = readOption(
       integerBetween(1, 1_024),
       "shards",
@@ -348,34 +335,17 @@ export class RedisTaskStore implements TaskStore {
     this.maxBytesArg = Number.isFinite(this.maxTaskBytes)
       ? String(Math.max(1, Math.floor(this.maxTaskBytes / shards)))
       : "-1";
-    const clientKeyPrefix = (this.client.options as { keyPrefix?: string }).keyPrefix ?? "";
-    this.keys = new KeyLayout(prefix, clientKeyPrefix, shards);
+    this.keys = new KeyLayout(prefix, this.connection.keyPrefix, shards);
     // Channels are not key-prefixed by ioredis, so the channel carries both parts.
-    this.channel = `${clientKeyPrefix}{${prefix}}:tasks`;
+    this.channel = `${this.connection.keyPrefix}{${prefix}}:tasks`;
     for (const [name, lua, numberOfKeys] of SCRIPTS) {
       this.client.defineCommand(name, { lua, numberOfKeys });
     }
 
-    this.listen(this.client, "error", (error: unknown) => this.monitor.down(error));
-    this.listen(this.client, "close", () => {
-      if (!this.closed) this.monitor.down(new Error("connection closed"));
-    });
-    this.listen(this.client, "ready", () => this.onReady());
+    this.connection.on("ready", () => this.onReady());
 
     // A dedicated connection for SUBSCRIBE (a subscribed connection runs no other command).
-    this.subscriber =
-      this.client instanceof Cluster
-        ? this.client.duplicate()
-        : this.client.duplicate({
-            enableOfflineQueue: false,
-            autoResubscribe: false,
-            maxRetriesPerRequest: 1,
-            lazyConnect: false,
-            connectionName: `conduit-mcp-tasks-${nodeId}`,
-          });
-    this.subscriber.on("error", () => {
-      // Outages are reported once, from the command connection.
-    });
+    this.subscriber = this.connection.subscriber(`conduit-mcp-tasks-${nodeId}`);
     this.subscriber.on("close", () => {
       this.subscribed = false;
     });
@@ -386,8 +356,7 @@ export class RedisTaskStore implements TaskStore {
     this.leaseTimer = setInterval(() => void this.renewLease(), Math.floor(this.leaseMs / 3));
     this.leaseTimer.unref();
     if (this.client.status === "ready") this.onReady();
-    connectIfLazy(this.client, this.monitor);
-    connectIfLazy(this.subscriber, this.monitor);
+    this.connection.connect();
   }
 
   /**
@@ -721,13 +690,10 @@ export class RedisTaskStore implements TaskStore {
       );
     }
     this.closed = true;
-    this.watch.stop();
     this.owned.clear();
     this.pending.clear();
     this.listeners.clear();
-    for (const undo of this.detach) undo();
-    await quit(this.subscriber, this.timeoutMs);
-    if (this.ownsClient) await quit(this.client, this.timeoutMs);
+    await this.connection.close();
   }
 
   /** The key of one task. */
@@ -1030,13 +996,6 @@ export class RedisTaskStore implements TaskStore {
     // Finished, cancelled or dropped elsewhere: nothing of it is left for this node to write.
     this.owned.delete(ownedKey(change.scope, change.taskId));
     this.announce({ scope: change.scope, taskId: change.taskId, status: change.status });
-  }
-
-  /** Adds a listener to a client we may not own, remembering how to remove it on close. */
-  // biome-ignore lint/suspicious/noExplicitAny: EventEmitter listeners take any arguments.
-  private listen(client: Client, event: string, handler: (...args: any[]) => void): void {
-    client.on(event, handler);
-    this.detach.push(() => client.off(event, handler));
   }
 }
 
