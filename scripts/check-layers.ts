@@ -11,13 +11,22 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
+export interface Layer {
+  readonly path: string;
+  readonly rank: number;
+  /** Entered only through `<path>/index.ts` by modules outside the layer. */
+  readonly face?: boolean;
+}
+
 /**
  * The layer table: a path under src/ (a directory, or a single top-level file) and its rank. A
  * module may import modules of its own layer and of layers with a lower rank, never higher, and
  * never a different layer of the same rank (siblings stay independent). The longest matching
- * path decides a module's layer, so a subdirectory may sit in a layer of its own.
+ * path decides a module's layer, so a subdirectory may sit in a layer of its own. A layer with
+ * `face: true` is entered only through its `index.ts`: modules outside it import nothing else of
+ * it, so what it offers the rest of the package is written down in one place.
  */
-export const LAYERS: readonly { readonly path: string; readonly rank: number }[] = [
+export const LAYERS: readonly Layer[] = [
   // Leaves: the error classes and codes, then what only needs them.
   { path: "errors.ts", rank: 0 },
   { path: "diagnostics.ts", rank: 1 },
@@ -39,8 +48,28 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
   { path: "identity/oauth", rank: 3 },
   { path: "isolation", rank: 3 },
   { path: "redis", rank: 3 },
-  // MCP itself: JSON-RPC, eras, primitives, the transport-neutral dispatcher.
-  { path: "protocol", rank: 4 },
+  // MCP itself, one room per capability, ranked inside the layer (4.x) so that its rooms point
+  // down too. At the bottom the wire: JSON-RPC messages, eras and versions, the 2026-07-28
+  // envelope and parameter headers, list cursors, and the sink contract with transports.
+  { path: "protocol/wire", rank: 4.1, face: true },
+  // Asking the client (elicitation, sampling, roots): the vocabulary every asker speaks,
+  // 2025-11-25 server requests and their pending table, 2026-07-28 input-required rounds.
+  { path: "protocol/asking", rank: 4.2, face: true },
+  // One handler call: its context, its answer, its cancellation; the primitive every capability
+  // defines (a named handler with a schema) and the collection that lists them.
+  { path: "protocol/calls", rank: 4.3, face: true },
+  // Who listens for changes: 2026-07-28 `subscriptions/listen` streams, 2025-11-25
+  // `resources/subscribe`. Capabilities announce into them.
+  { path: "protocol/subscriptions", rank: 4.4, face: true },
+  // The capabilities, independent of one another.
+  { path: "protocol/tools", rank: 4.5, face: true },
+  { path: "protocol/resources", rank: 4.5, face: true },
+  { path: "protocol/prompts", rank: 4.5, face: true },
+  { path: "protocol/completion", rank: 4.5, face: true },
+  // Tasks: a tool call that outlives its request (it builds on tools, asking and subscriptions).
+  { path: "protocol/tasks", rank: 4.6, face: true },
+  // The transport-neutral dispatcher and the layer's face (protocol/index.ts), on top.
+  { path: "protocol", rank: 4.9 },
   // Transports: they speak to clients and hand messages to the dispatcher.
   { path: "http", rank: 5 },
   { path: "stdio", rank: 5 },
@@ -57,13 +86,8 @@ export const LAYERS: readonly { readonly path: string; readonly rank: number }[]
 ];
 
 export interface LayerProblem {
-  readonly kind: "upward" | "sideways" | "cycle" | "unlisted";
+  readonly kind: "upward" | "sideways" | "cycle" | "unlisted" | "face";
   readonly message: string;
-}
-
-interface Layer {
-  readonly path: string;
-  readonly rank: number;
 }
 
 /** Every .ts file under `dir`, as paths relative to it with `/` separators. */
@@ -131,6 +155,12 @@ export function checkLayers(srcDir: string, layers: readonly Layer[] = LAYERS): 
       edges.push(target);
       const to = layerOf(target, layers);
       if (from === undefined || to === undefined || from === to) continue;
+      if (to.face === true && target !== `${to.path}/index.ts`) {
+        problems.push({
+          kind: "face",
+          message: `${file} imports ${target}: enter ${to.path} through its face, ${to.path}/index.ts`,
+        });
+      }
       if (to.rank > from.rank) {
         problems.push({
           kind: "upward",

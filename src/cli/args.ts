@@ -414,7 +414,7 @@ function serveCommand(
 
 /** Most keys a `--state-key-file` may list (rotation needs two or three). */
 const MAX_STATE_KEYS = 16;
-/** Shortest key: 256 bits, as `inputRequired.keys` asks (src/protocol/request-state.ts). */
+/** Shortest key: 256 bits, as `inputRequired.keys` asks (src/protocol/asking/request-state.ts). */
 const MIN_STATE_KEY_BYTES = 32;
 
 /**

@@ -5,9 +5,8 @@
  * (`completion/complete`) from a fixed list of languages.
  */
 import { z } from "zod";
-
-import { definePrompt } from "../protocol/define-prompt.js";
-import type { Prompt } from "../protocol/primitive.js";
+import type { Prompt } from "../protocol/calls/index.js";
+import { definePrompt } from "../protocol/prompts/index.js";
 
 /** Languages `review`'s `language` argument completes from, in alphabetical order. */
 export const REVIEW_LANGUAGES: readonly string[] = Object.freeze([

@@ -27,7 +27,7 @@ import { setTimeout as delay, setImmediate as yieldToLoop } from "node:timers/pr
 import { z } from "zod";
 
 import { CannotAskClientError } from "../errors.js";
-import { defineTool, type Tool } from "../protocol/define-tool.js";
+import { defineTool, type Tool } from "../protocol/tools/index.js";
 
 /** Longest a demo tool (or `demo://sleep/{ms}`) may be asked to run: 10 minutes. */
 export const MAX_DEMO_MS = 600_000;

@@ -20,7 +20,13 @@ import {
   TRUST_NONE,
   type TrustProxy,
 } from "../identity/index.js";
-import { HANDLED } from "../protocol/handled.js";
+import {
+  ACQUIRED,
+  type LimitOutcome,
+  SCOPE_LIMIT,
+  ScopeLimiter,
+} from "../protocol/asking/index.js";
+import { HANDLED } from "../protocol/calls/index.js";
 import {
   type ClassifiedMessage,
   capabilitiesOf,
@@ -35,12 +41,6 @@ import {
   missingEnvelopeJson,
   modernClaim,
 } from "../protocol/index.js";
-import {
-  ACQUIRED,
-  type LimitOutcome,
-  SCOPE_LIMIT,
-  ScopeLimiter,
-} from "../protocol/scope-limiter.js";
 import { isWellFormedSessionId, type SessionStore } from "../sessions/index.js";
 import type { Authenticator } from "./authenticate.js";
 import { type ExchangeLimits, HttpExchange } from "./exchange.js";

@@ -15,8 +15,8 @@
  * client that does not read its stream is cut off once `maxBufferedBytes` wait for it.
  */
 import type { HandleLifetime } from "../cancellation/types.js";
+import type { ScopeLimiter } from "../protocol/asking/index.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
-import type { ScopeLimiter } from "../protocol/scope-limiter.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 

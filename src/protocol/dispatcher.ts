@@ -14,85 +14,84 @@ import { type CancellationSource, ErrorCode, RequestCancelledError } from "../er
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel } from "../logging-levels.js";
 import { reflectText } from "../reflect.js";
-import { BeforeTaskInvocation, prepareThenRun } from "./before-task.js";
-import { processCancelledNotification } from "./cancelled-notification.js";
 import {
-  acknowledgedFilter,
-  type ChangeListener,
-  type ChangeListeners,
-  parseListenFilter,
-  SUBSCRIPTION_ID_KEY,
-} from "./change-listeners.js";
+  ASKING_METHODS,
+  askableCapabilities,
+  CallBinding,
+  type ClientAsker,
+  type InputRequiredSettings,
+  inputRequiredSettings,
+  openInputRound,
+  replyOf,
+  ServerRequestAsker,
+  type ServerRequestSettings,
+  serverRequestSettings,
+} from "./asking/index.js";
+import type { Icon, Prompt, RequestInfo, RequestMeta, VisibilityContext } from "./calls/index.js";
 import {
-  type CompletionRequest,
-  completionResult,
-  NO_COMPLETIONS,
-  parseCompletionRequest,
-} from "./completion.js";
-import type { Resource } from "./define-resource.js";
-import type { ResourceTemplate } from "./define-resource-template.js";
-import type { TaskSupport, Tool } from "./define-tool.js";
-import { HANDLED } from "./handled.js";
-import {
+  accessOf,
+  HANDLED,
   HandlerCall,
   type HandlerCallHost,
   type HandlerEnd,
   type HandlerInfo,
   type HandlerInvocation,
   type HandlerResult,
+  type ListedItem,
+  PrimitiveCollection,
+  processCancelledNotification,
   type ToolOutcome,
-} from "./handler-call.js";
+} from "./calls/index.js";
 import {
-  ASKING_METHODS,
-  type ClientAsker,
-  type InputRequiredSettings,
-  inputRequiredSettings,
-  openInputRound,
-} from "./input-required.js";
-import { IntrusiveList } from "./intrusive-list.js";
+  type CompletionRequest,
+  completionResult,
+  NO_COMPLETIONS,
+  parseCompletionRequest,
+} from "./completion/index.js";
+import type { Resource, ResourceTemplate } from "./resources/index.js";
+import { isResourceUri, ResourceCollection, toContents } from "./resources/index.js";
+import type { ResourceSubscriptions } from "./subscriptions/index.js";
 import {
-  cancelledResponseJson,
-  errorResponseJson,
-  internalErrorJson,
-  isPlainObject,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  successResponseJson,
-} from "./json-rpc.js";
-import { ListCursors, type ListKind } from "./list-cursor.js";
-import { META_SERVER_INFO, type PresentedParamHeaders } from "./modern-envelope.js";
-import { checkParamHeaders } from "./param-headers.js";
-import { replyOf } from "./pending-server-requests.js";
-import type { Icon, Prompt, VisibilityContext } from "./primitive.js";
-import { accessOf, type ListedItem, PrimitiveCollection } from "./primitive-collection.js";
-import type { RequestInfo, RequestMeta } from "./request-info.js";
-import { CallBinding } from "./request-state.js";
-import { ResourceCollection } from "./resource-collection.js";
-import { isResourceUri, toContents } from "./resource-contents.js";
-import type { ResourceSubscriptions } from "./resource-subscriptions.js";
-import type { ResponseSink } from "./response-sink.js";
+  acknowledgedFilter,
+  type ChangeListener,
+  type ChangeListeners,
+  parseListenFilter,
+  SUBSCRIPTION_ID_KEY,
+} from "./subscriptions/index.js";
 import {
-  askableCapabilities,
-  ServerRequestAsker,
-  type ServerRequestSettings,
-  serverRequestSettings,
-} from "./server-requests.js";
-import { notifyTaskListener, taskStateKey } from "./task-notifications.js";
-import {
+  BeforeTaskInvocation,
   missingTasksExtension,
+  notifyTaskListener,
+  prepareThenRun,
+  TASKS_EXTENSION,
   type TaskAnswer,
   type TaskOptions,
   type TaskRequest,
   TaskService,
-} from "./task-service.js";
-import { TASKS_EXTENSION } from "./task-wire.js";
+  taskStateKey,
+} from "./tasks/index.js";
+import type { TaskSupport, Tool } from "./tools/index.js";
+import type { ResponseSink } from "./wire/index.js";
 import {
   ALL_PROTOCOL_VERSIONS,
+  cancelledResponseJson,
+  checkParamHeaders,
+  errorResponseJson,
+  IntrusiveList,
+  internalErrorJson,
+  isPlainObject,
   isSupportedProtocolVersion,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  ListCursors,
+  type ListKind,
+  META_SERVER_INFO,
+  type PresentedParamHeaders,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from "./versions.js";
+  successResponseJson,
+} from "./wire/index.js";
 
-export type { RequestInfo, RequestMeta } from "./request-info.js";
+export type { RequestInfo, RequestMeta } from "./calls/index.js";
 
 /**
  * What {@link SessionHooks.create} resolves: the new session's id, or why none was created —

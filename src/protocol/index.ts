@@ -16,56 +16,68 @@ export {
   type LoggingLevel,
   loggingLevelRank,
 } from "../logging-levels.js";
-export { processCancelledNotification } from "./cancelled-notification.js";
 export {
-  ChangeListeners,
-  DEFAULT_MAX_LISTEN_URIS,
-  DEFAULT_MAX_LISTENERS,
-  DEFAULT_MAX_LISTENERS_PER_SCOPE,
-} from "./change-listeners.js";
+  ACQUIRED,
+  type AskOptions,
+  askableCapabilities,
+  type ClientReply,
+  capabilitiesOf,
+  type ElicitResult,
+  type ElicitSchema,
+  type ElicitValue,
+  GLOBAL_LIMIT,
+  InputPending,
+  type InputRequiredOptions,
+  type LimitOutcome,
+  PendingServerRequests,
+  type PendingServerRequestsOptions,
+  type ReplyWaiter,
+  type Root,
+  type RootsResult,
+  replyOf,
+  type SampleRequest,
+  type SampleResult,
+  type SamplingContent,
+  type SamplingMessage,
+  SCOPE_LIMIT,
+  ScopeLimiter,
+  type ServerReplyBus,
+  ServerRequestAsker,
+  type ServerRequestOptions,
+  type ServerRequestSettings,
+  serverRequestSettings,
+} from "./asking/index.js";
+export type { ToolContext } from "./calls/index.js";
+export {
+  accessOf,
+  type CheckedPrimitiveFields,
+  type CollectionChange,
+  checkPrimitiveFields,
+  HandlerCall,
+  type HandlerCallHost,
+  type HandlerCallOptions,
+  type HandlerEnd,
+  type HandlerInfo,
+  type HandlerInvocation,
+  type HandlerOutcome,
+  type HandlerResult,
+  type Icon,
+  type ItemAccess,
+  type ListedItem,
+  type ListPage,
+  PrimitiveCollection,
+  type PrimitiveFields,
+  type Prompt,
+  type ProtocolEra,
+  processCancelledNotification,
+  type ToolOutcome,
+  type VisibilityContext,
+} from "./calls/index.js";
 export {
   type CompletionRef,
   type CompletionRequest,
   MAX_COMPLETION_VALUES,
-} from "./completion.js";
-export {
-  definePrompt,
-  type PromptArgs,
-  type PromptCompleter,
-  type PromptContent,
-  type PromptDefinition,
-  type PromptMessage,
-  type PromptResult,
-  type PromptReturn,
-} from "./define-prompt.js";
-export {
-  defineResource,
-  type ReadCaching,
-  type Resource,
-  type ResourceAnnotations,
-  type ResourceDefinition,
-  type ResourceFieldsBase,
-} from "./define-resource.js";
-export {
-  defineResourceTemplate,
-  type ResourceTemplate,
-  type ResourceTemplateDefinition,
-  type VariableCompleter,
-} from "./define-resource-template.js";
-export {
-  type ArgumentCheck,
-  type ArgumentIssue,
-  type ContentBlock,
-  defineTool,
-  type JsonSchemaObject,
-  type TaskSupport,
-  type Tool,
-  type ToolAnnotations,
-  type ToolArgs,
-  type ToolDefinition,
-  type ToolResult,
-  type ToolReturn,
-} from "./define-tool.js";
+} from "./completion/index.js";
 export {
   Dispatcher,
   type DispatcherOptions,
@@ -79,122 +91,96 @@ export {
   type SessionCreation,
   type SessionHooks,
 } from "./dispatcher.js";
-export { classifyEra, type EraClassification } from "./era.js";
 export {
-  HandlerCall,
-  type HandlerCallHost,
-  type HandlerCallOptions,
-  type HandlerEnd,
-  type HandlerInfo,
-  type HandlerInvocation,
-  type HandlerOutcome,
-  type HandlerResult,
-  type ProtocolEra,
-  type ToolOutcome,
-} from "./handler-call.js";
-export {
-  type AskOptions,
-  type ElicitResult,
-  type ElicitSchema,
-  type ElicitValue,
-  InputPending,
-  type InputRequiredOptions,
-  type Root,
-  type RootsResult,
-  type SampleRequest,
-  type SampleResult,
-  type SamplingContent,
-  type SamplingMessage,
-} from "./input-required.js";
-export {
-  type ClassifiedMessage,
-  cancelledResponseJson,
-  classifyMessage,
-  errorResponseJson,
-  internalErrorJson,
-  isPlainObject,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  notificationJson,
-  successResponseJson,
-} from "./json-rpc.js";
-export { ListCursors, type ListKind } from "./list-cursor.js";
-export {
-  checkModernRequest,
-  decodeHeaderValue,
-  inlineModernHeaders,
-  META_CLIENT_CAPABILITIES,
-  META_LOG_LEVEL,
-  META_PROTOCOL_VERSION,
-  META_SERVER_INFO,
-  type ModernEnvelope,
-  type ModernHeaders,
-  missingEnvelopeJson,
-  modernClaim,
-  type PresentedParamHeaders,
-  presentedParamHeaders,
-} from "./modern-envelope.js";
-export { checkParamHeaders, type ParamHeader, paramHeadersOf } from "./param-headers.js";
-export {
-  type ClientReply,
-  PendingServerRequests,
-  type PendingServerRequestsOptions,
-  type ReplyWaiter,
-  replyOf,
-  type ServerReplyBus,
-} from "./pending-server-requests.js";
-export {
-  type CheckedPrimitiveFields,
-  checkPrimitiveFields,
-  type Icon,
-  type PrimitiveFields,
-  type Prompt,
-  type VisibilityContext,
-} from "./primitive.js";
-export {
-  accessOf,
-  type CollectionChange,
-  type ItemAccess,
-  type ListedItem,
-  type ListPage,
-  PrimitiveCollection,
-} from "./primitive-collection.js";
-export { ResourceCollection } from "./resource-collection.js";
+  definePrompt,
+  type PromptArgs,
+  type PromptCompleter,
+  type PromptContent,
+  type PromptDefinition,
+  type PromptMessage,
+  type PromptResult,
+  type PromptReturn,
+} from "./prompts/index.js";
 export type {
   BlobResourceContents,
   ResourceContents,
   ResourceReadValue,
   TextResourceContents,
-} from "./resource-contents.js";
+} from "./resources/index.js";
 export {
+  defineResource,
+  defineResourceTemplate,
+  type ReadCaching,
+  type Resource,
+  type ResourceAnnotations,
+  ResourceCollection,
+  type ResourceDefinition,
+  type ResourceFieldsBase,
+  type ResourceTemplate,
+  type ResourceTemplateDefinition,
+  type VariableCompleter,
+} from "./resources/index.js";
+export {
+  ChangeListeners,
+  DEFAULT_MAX_LISTEN_URIS,
+  DEFAULT_MAX_LISTENERS,
+  DEFAULT_MAX_LISTENERS_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
   ResourceSubscriptions,
   type SessionDelivery,
   type SubscribeOutcome,
-} from "./resource-subscriptions.js";
-export type { ResponseSink, SinkListener } from "./response-sink.js";
+} from "./subscriptions/index.js";
+export { TASK_DEFAULTS, type TaskOptions } from "./tasks/index.js";
 export {
-  ACQUIRED,
-  GLOBAL_LIMIT,
-  type LimitOutcome,
-  SCOPE_LIMIT,
-  ScopeLimiter,
-} from "./scope-limiter.js";
-export {
-  askableCapabilities,
-  capabilitiesOf,
-  ServerRequestAsker,
-  type ServerRequestOptions,
-  type ServerRequestSettings,
-  serverRequestSettings,
-} from "./server-requests.js";
-export { TASK_DEFAULTS, type TaskOptions } from "./task-service.js";
-export type { ToolContext } from "./tool-context.js";
+  type ArgumentCheck,
+  type ArgumentIssue,
+  type ContentBlock,
+  defineTool,
+  type JsonSchemaObject,
+  type TaskSupport,
+  type Tool,
+  type ToolAnnotations,
+  type ToolArgs,
+  type ToolDefinition,
+  type ToolResult,
+  type ToolReturn,
+} from "./tools/index.js";
+export type { ResponseSink, SinkListener } from "./wire/index.js";
 export {
   ALL_PROTOCOL_VERSIONS,
+  type ClassifiedMessage,
+  cancelledResponseJson,
+  checkModernRequest,
+  checkParamHeaders,
+  classifyEra,
+  classifyMessage,
+  decodeHeaderValue,
+  type EraClassification,
+  errorResponseJson,
+  inlineModernHeaders,
+  internalErrorJson,
+  isPlainObject,
   isSupportedProtocolVersion,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  ListCursors,
+  type ListKind,
   looksModernVersion,
+  META_CLIENT_CAPABILITIES,
+  META_LOG_LEVEL,
+  META_PROTOCOL_VERSION,
+  META_SERVER_INFO,
   MODERN_PROTOCOL_VERSIONS,
+  type ModernEnvelope,
+  type ModernHeaders,
+  missingEnvelopeJson,
+  modernClaim,
+  notificationJson,
+  type ParamHeader,
+  type PresentedParamHeaders,
+  paramHeadersOf,
+  presentedParamHeaders,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from "./versions.js";
+  successResponseJson,
+} from "./wire/index.js";

@@ -28,6 +28,12 @@ import type { ResourceServer } from "../identity/oauth/index.js";
 import { resolvePoolOptions } from "../isolation/pool-options.js";
 import { WorkerPool } from "../isolation/worker-pool.js";
 import {
+  type InputRequiredOptions,
+  type InputRequiredSettings,
+  inputRequiredSettings,
+  serverRequestSettings,
+} from "../protocol/asking/index.js";
+import {
   ChangeListeners,
   checkPrimitiveFields,
   Dispatcher,
@@ -41,16 +47,10 @@ import {
   type Tool,
 } from "../protocol/index.js";
 import {
-  type InputRequiredOptions,
-  type InputRequiredSettings,
-  inputRequiredSettings,
-} from "../protocol/input-required.js";
-import { serverRequestSettings } from "../protocol/server-requests.js";
-import {
   notifySessionStream,
   notifyTaskListeners,
   sessionOfScope,
-} from "../protocol/task-notifications.js";
+} from "../protocol/tasks/index.js";
 import type { Reachability } from "../reachability.js";
 import {
   MemorySessionStore,

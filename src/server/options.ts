@@ -12,6 +12,7 @@ import type { AuthOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
 import { OPTION, readOption } from "../option-schema.js";
+import type { InputRequiredOptions, ServerRequestOptions } from "../protocol/asking/index.js";
 import {
   DEFAULT_MAX_SUBSCRIPTIONS,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
@@ -21,9 +22,7 @@ import {
   type ResourceTemplate,
   type Tool,
 } from "../protocol/index.js";
-import type { InputRequiredOptions } from "../protocol/input-required.js";
-import type { ServerRequestOptions } from "../protocol/server-requests.js";
-import type { TaskOptions } from "../protocol/task-service.js";
+import type { TaskOptions } from "../protocol/tasks/index.js";
 import type { SessionStore } from "../sessions/index.js";
 // The files themselves, not telemetry/index.js: these declarations must not reach the optional
 // @opentelemetry/api's types.

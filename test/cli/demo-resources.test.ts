@@ -16,7 +16,7 @@ import {
 } from "../../src/cli/demo-resources.js";
 import { MAX_DEMO_MS } from "../../src/cli/demo-tools.js";
 import { InvalidParamsError } from "../../src/errors.js";
-import type { ToolContext } from "../../src/protocol/tool-context.js";
+import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
 import { noAsking } from "../helpers/no-asking.js";
 
 function context(signal = new AbortController().signal): ToolContext {

@@ -14,8 +14,8 @@ import {
   statsTool,
   stubbornTool,
 } from "../../src/cli/demo-tools.js";
-import type { Tool } from "../../src/protocol/define-tool.js";
-import type { ToolContext } from "../../src/protocol/tool-context.js";
+import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
+import type { Tool } from "../../src/protocol/tools/define-tool.js";
 import { noAsking } from "../helpers/no-asking.js";
 
 interface FakeContext {

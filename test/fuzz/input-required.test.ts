@@ -14,8 +14,8 @@ import {
   type InputRound,
   inputRequiredSettings,
   openInputRound,
-} from "../../src/protocol/input-required.js";
-import { argumentsDigest } from "../../src/protocol/request-state.js";
+} from "../../src/protocol/asking/input-required.js";
+import { argumentsDigest } from "../../src/protocol/asking/request-state.js";
 
 const settings = inputRequiredSettings({ keys: ["fuzz key, at least thirty-two bytes"] });
 const binding = {

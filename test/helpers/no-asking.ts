@@ -3,7 +3,7 @@
  * a request that cannot ask the client (a 2025-11-25 one), and no state is saved.
  */
 import { CannotAskClientError } from "../../src/errors.js";
-import type { ToolContext } from "../../src/protocol/tool-context.js";
+import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
 
 type Asking = Pick<
   ToolContext,

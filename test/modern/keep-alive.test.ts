@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { z } from "zod";
 
-import { defineTool } from "../../src/protocol/define-tool.js";
+import { defineTool } from "../../src/protocol/tools/define-tool.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { modern } from "../tasks/wire.js";
 

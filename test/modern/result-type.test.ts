@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 
 import { z } from "zod";
 
-import { defineTool } from "../../src/protocol/define-tool.js";
+import { defineTool } from "../../src/protocol/tools/define-tool.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { legacy, modern } from "../tasks/wire.js";
 

@@ -6,7 +6,7 @@ import {
   checkPromptMessage,
   isBase64,
   isMediaType,
-} from "../../src/protocol/content-blocks.js";
+} from "../../src/protocol/wire/content-blocks.js";
 
 const LAX = { embeddedMimeTypeRequired: false };
 const STRICT = { embeddedMimeTypeRequired: true };

@@ -3,8 +3,8 @@ import { describe, test } from "node:test";
 import { z } from "zod";
 
 import { InvalidOptionError } from "../../src/errors.js";
-import { definePrompt } from "../../src/protocol/define-prompt.js";
-import type { ToolContext } from "../../src/protocol/tool-context.js";
+import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
+import { definePrompt } from "../../src/protocol/prompts/define-prompt.js";
 import { noAsking } from "../helpers/no-asking.js";
 
 const ctx: ToolContext = {

@@ -1,12 +1,12 @@
 /**
- * IntrusiveList (src/protocol/intrusive-list.ts), the dispatcher's list of running calls: adds
+ * IntrusiveList (src/protocol/wire/intrusive-list.ts), the dispatcher's list of running calls: adds
  * and removes from the head, the middle and the tail, keeps its size, ignores a second add or
  * delete, and copies its items so that they can be removed while the copy is walked.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { IntrusiveList, type Listed } from "../../src/protocol/intrusive-list.js";
+import { IntrusiveList, type Listed } from "../../src/protocol/wire/intrusive-list.js";
 
 class Item implements Listed<Item> {
   listPrev: Item | null = null;

@@ -8,9 +8,9 @@ import { describe, test } from "node:test";
 import { z } from "zod";
 
 import { InvalidOptionError } from "../../src/errors.js";
-import { defineTool } from "../../src/protocol/define-tool.js";
-import { presentedParamHeaders } from "../../src/protocol/modern-envelope.js";
-import { checkParamHeaders, paramHeadersOf } from "../../src/protocol/param-headers.js";
+import { defineTool } from "../../src/protocol/tools/define-tool.js";
+import { presentedParamHeaders } from "../../src/protocol/wire/modern-envelope.js";
+import { checkParamHeaders, paramHeadersOf } from "../../src/protocol/wire/param-headers.js";
 
 function object(properties: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return { type: "object", properties, ...extra };

@@ -1,5 +1,5 @@
 /**
- * Sealed requestState (src/protocol/request-state.ts): opens only for the same method, name,
+ * Sealed requestState (src/protocol/asking/request-state.ts): opens only for the same method, name,
  * arguments and scope, before its expiry, under a known key; a tampered, truncated, oversized or
  * foreign token is refused with the same null; the token reveals nothing of its payload; keys
  * rotate (old states still open, new ones sealed under the new key).
@@ -12,7 +12,7 @@ import {
   argumentsDigest,
   RequestStateSealer,
   type StateBinding,
-} from "../../src/protocol/request-state.js";
+} from "../../src/protocol/asking/request-state.js";
 
 const KEY_A = "a".repeat(32);
 const KEY_B = randomBytes(32);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { CancellationRegistry, MemoryCancellationStore } from "../../src/cancellation/index.js";
-import { ACQUIRED, SCOPE_LIMIT, ScopeLimiter } from "../../src/protocol/scope-limiter.js";
+import { ACQUIRED, SCOPE_LIMIT, ScopeLimiter } from "../../src/protocol/asking/scope-limiter.js";
 
 /** The size of a private table (the bound under test has no public reading). */
 function tableSize(owner: object, field: string): number {

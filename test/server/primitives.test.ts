@@ -11,13 +11,13 @@ import { z } from "zod";
 
 import { InvalidOptionError } from "../../src/errors.js";
 import { createPrincipal } from "../../src/identity/index.js";
-import { definePrompt } from "../../src/protocol/define-prompt.js";
 import {
   type CollectionChange,
   defineResource,
   defineResourceTemplate,
   defineTool,
 } from "../../src/protocol/index.js";
+import { definePrompt } from "../../src/protocol/prompts/define-prompt.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { cancelBody, rpc, until } from "./fixtures.js";
 

@@ -92,6 +92,39 @@ describe("check-layers", () => {
     assert.equal(runCli(root).status, 1);
   });
 
+  it("fails on an import past a room's face, and passes the same import through it", () => {
+    const files = {
+      "protocol/wire/json-rpc.ts": "export const j = 1;\n",
+      "protocol/wire/index.ts": 'export { j } from "./json-rpc.js";\n',
+      "protocol/calls/call.ts": 'import { j } from "../wire/json-rpc.js";\nexport const c = j;\n',
+    };
+    const problems = checkLayers(tree(files));
+    assert.deepEqual(
+      problems.map((p) => p.kind),
+      ["face"],
+    );
+    assert.match(problems[0]?.message ?? "", /enter protocol\/wire through its face/);
+    const run = runCli(tree(files));
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /protocol\/calls\/call\.ts imports protocol\/wire\/json-rpc\.ts/);
+    const throughFace = {
+      ...files,
+      "protocol/calls/call.ts": 'import { j } from "../wire/index.js";\nexport const c = j;\n',
+    };
+    assert.deepEqual(checkLayers(tree(throughFace)), []);
+  });
+
+  it("fails on a protocol room importing a room above it (wire below calls)", () => {
+    const root = tree({
+      "protocol/calls/index.ts": "export const c = 1;\n",
+      "protocol/wire/json-rpc.ts": 'import { c } from "../calls/index.js";\nexport const j = c;\n',
+    });
+    assert.deepEqual(
+      checkLayers(root).map((p) => p.kind),
+      ["upward"],
+    );
+  });
+
   it("fails on a directory missing from the layer table", () => {
     const root = tree({ "telemetry-x/span.ts": "export const span = 1;\n" });
     const problems = checkLayers(root);

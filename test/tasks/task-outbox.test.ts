@@ -1,5 +1,5 @@
 /**
- * TaskOutbox (src/protocol/task-outbox.ts), the sink of a 2025-11-25 task's asks, against a
+ * TaskOutbox (src/protocol/tasks/task-outbox.ts), the sink of a 2025-11-25 task's asks, against a
  * memory task store: what it writes to the task's record.
  *
  * - a question parks the task (`input_required`, the question listed with the related-task
@@ -11,7 +11,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { storedQuestions, storedWithdrawals, TaskOutbox } from "../../src/protocol/task-outbox.js";
+import {
+  storedQuestions,
+  storedWithdrawals,
+  TaskOutbox,
+} from "../../src/protocol/tasks/task-outbox.js";
 import { MemoryTaskStore } from "../../src/tasks/memory-task-store.js";
 import { newTaskId } from "../../src/tasks/task-id.js";
 import type { TaskUpdate } from "../../src/tasks/task-store.js";

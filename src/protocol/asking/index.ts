@@ -1,0 +1,55 @@
+/**
+ * Asking the client (elicitation, sampling, roots): the vocabulary every asker speaks
+ * ({@link ClientAsker}), 2025-11-25 server requests on the call's stream with their pending table,
+ * 2026-07-28 input-required rounds with their sealed request state, and the per-scope counters that
+ * bound them.
+ *
+ * The room's face: what the rest of the package uses of it. Modules outside the room import
+ * only this file (scripts/check-layers.ts).
+ */
+
+export type {
+  AskOptions,
+  ClientAsker,
+  ElicitResult,
+  ElicitSchema,
+  ElicitValue,
+  InputRequest,
+  InputRequiredOptions,
+  InputRequiredSettings,
+  PreparedAsk,
+  Root,
+  RootsResult,
+  SampleRequest,
+  SampleResult,
+  SamplingContent,
+  SamplingMessage,
+} from "./input-required.js";
+export {
+  ASKING_METHODS,
+  cannotAsk,
+  InputPending,
+  inputRequiredSettings,
+  openInputRound,
+  prepareElicit,
+  prepareElicitUrl,
+  prepareRoots,
+  prepareSample,
+} from "./input-required.js";
+export type {
+  ClientReply,
+  PendingServerRequestsOptions,
+  ReplyWaiter,
+  ServerReplyBus,
+} from "./pending-server-requests.js";
+export { PendingServerRequests, replyOf } from "./pending-server-requests.js";
+export { CallBinding } from "./request-state.js";
+export type { LimitOutcome } from "./scope-limiter.js";
+export { ACQUIRED, GLOBAL_LIMIT, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";
+export type { ServerRequestOptions, ServerRequestSettings } from "./server-requests.js";
+export {
+  askableCapabilities,
+  capabilitiesOf,
+  ServerRequestAsker,
+  serverRequestSettings,
+} from "./server-requests.js";

@@ -1,0 +1,36 @@
+/**
+ * One handler call: its context (what a handler sees), its run from start to answer, its
+ * cancellation by `notifications/cancelled`, and the primitive every capability defines (a named
+ * handler with a schema) with the collection that lists it.
+ *
+ * The room's face: what the rest of the package uses of it. Modules outside the room import
+ * only this file (scripts/check-layers.ts).
+ */
+export { processCancelledNotification } from "./cancelled-notification.js";
+export { HANDLED } from "./handled.js";
+export type {
+  HandlerCallHost,
+  HandlerCallOptions,
+  HandlerEnd,
+  HandlerInfo,
+  HandlerInvocation,
+  HandlerOutcome,
+  HandlerResult,
+  InvocationAnswer,
+  ProtocolEra,
+  ToolOutcome,
+} from "./handler-call.js";
+export { HandlerCall } from "./handler-call.js";
+export type {
+  ArgumentIssue,
+  CheckedPrimitiveFields,
+  Icon,
+  PrimitiveFields,
+  Prompt,
+  VisibilityContext,
+} from "./primitive.js";
+export { checkPrimitiveFields } from "./primitive.js";
+export type { CollectionChange, ItemAccess, ListedItem, ListPage } from "./primitive-collection.js";
+export { accessOf, PrimitiveCollection } from "./primitive-collection.js";
+export type { RequestInfo, RequestMeta } from "./request-info.js";
+export type { ToolContext } from "./tool-context.js";

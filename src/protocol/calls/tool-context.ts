@@ -1,0 +1,97 @@
+/**
+ * What a tool sees of its request. One `AbortSignal` merges every cause of cancellation: a
+ * matching `notifications/cancelled` from the same scope, a client disconnect, the end of the
+ * session, server shutdown
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation). Its `reason` is a
+ * `RequestCancelledError` saying which.
+ */
+
+import type { ZodObject, output as ZodOutput } from "zod";
+import type { RequestId } from "../../cancellation/types.js";
+import type { Principal } from "../../identity/index.js";
+import type { LoggingLevel } from "../../logging-levels.js";
+import type {
+  AskOptions,
+  ElicitResult,
+  ElicitSchema,
+  ElicitValue,
+  RootsResult,
+  SampleRequest,
+  SampleResult,
+} from "../asking/index.js";
+
+/**
+ * The per-call context handed to a tool handler.
+ *
+ * @example
+ * ```ts
+ * defineTool({
+ *   name: "count",
+ *   handler: async (_args, ctx) => {
+ *     for (let i = 1; i <= 10 && !ctx.cancelled(); i++) await ctx.progress(i, 10);
+ *     return "done";
+ *   },
+ * });
+ * ```
+ */
+export interface ToolContext {
+  /** Aborts once the request is cancelled, for whatever cause; never un-aborts. */
+  readonly signal: AbortSignal;
+  /** Synchronous check of `signal.aborted`, for CPU-bound loops between slices. */
+  cancelled(): boolean;
+  /** The client's JSON-RPC id, as it sent it. */
+  readonly requestId: RequestId | null;
+  /** The tenant scope the request runs in (`session:…`, `principal:…` or `ip:…`). */
+  readonly scope: string;
+  /** The authenticated principal, or null without auth. */
+  readonly principal: Principal | null;
+  /**
+   * Sends `notifications/progress` when the request carried `_meta.progressToken` and the
+   * client accepts a stream; otherwise (or once cancelled) does nothing. Values that do not
+   * increase are dropped (MCP 2025-11-25, progress: "MUST increase").
+   */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+  /**
+   * Sends `notifications/message` related to the request when the client accepts a stream and
+   * the level passes the session's `logging/setLevel` threshold; otherwise does nothing.
+   */
+  log(level: LoggingLevel, data: unknown): Promise<void>;
+  /**
+   * Asks the user, through the client, to fill a form (`elicitation/create`, form mode; MCP
+   * 2026-07-28 elicitation). `schema` is a flat JSON Schema object of primitive properties, or a
+   * zod object (the answer is then parsed by it). Resolves with the user's `ElicitResult`
+   * (`accept` with `content`, `decline`, `cancel`). On a 2026-07-28 request the request first
+   * answers `input_required` and the handler runs again with the answer (README, "Asking the
+   * client"). Rejects with `MissingClientCapabilityError` when the client did not declare
+   * elicitation, `CannotAskClientError` where the client cannot be asked (2025-11-25 requests).
+   */
+  elicit<S extends ZodObject>(
+    message: string,
+    schema: S,
+    options?: AskOptions,
+  ): Promise<ElicitResult<ZodOutput<S>>>;
+  elicit(
+    message: string,
+    schema: ElicitSchema,
+    options?: AskOptions,
+  ): Promise<ElicitResult<Record<string, ElicitValue>>>;
+  /** Asks the user to open `url` (URL mode elicitation; needs the client's `elicitation.url`). */
+  elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>>;
+  /**
+   * Asks the client's model for a completion (`sampling/createMessage`; MCP 2026-07-28
+   * sampling, deprecated by the spec but served). `tools`/`toolChoice` need `sampling.tools`.
+   */
+  sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult>;
+  /** Asks the client for its roots (`roots/list`; MCP 2026-07-28 roots, deprecated but served). */
+  roots(options?: AskOptions): Promise<RootsResult>;
+  /**
+   * The value the handler saved with {@link ToolContext.saveState} in the previous round of this
+   * request (sealed in its `requestState`), or undefined in the first round.
+   */
+  readonly savedState: unknown;
+  /**
+   * Saves a JSON-serialisable value for the next round, should this run end `input_required`:
+   * the handler reads it back from `ctx.savedState` instead of redoing the work.
+   */
+  saveState(value: unknown): void;
+}

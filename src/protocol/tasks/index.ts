@@ -1,0 +1,19 @@
+/**
+ * Tasks: a tool call that outlives its request. The service behind `tasks/*`, the sinks that
+ * record a task's answer, the outbox and asker through which a task asks the client, the relay of
+ * task updates between nodes, and the status notifications.
+ *
+ * The room's face: what the rest of the package uses of it. Modules outside the room import
+ * only this file (scripts/check-layers.ts).
+ */
+export { BeforeTaskInvocation, prepareThenRun } from "./before-task.js";
+export {
+  notifySessionStream,
+  notifyTaskListener,
+  notifyTaskListeners,
+  sessionOfScope,
+  taskStateKey,
+} from "./task-notifications.js";
+export type { TaskAnswer, TaskOptions, TaskRequest } from "./task-service.js";
+export { missingTasksExtension, TASK_DEFAULTS, TaskService } from "./task-service.js";
+export { TASKS_EXTENSION } from "./task-wire.js";

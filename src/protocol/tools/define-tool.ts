@@ -1,0 +1,411 @@
+/**
+ * Tool definitions (MCP 2025-11-25 tools: https://modelcontextprotocol.io/specification/2025-11-25/server/tools).
+ * A zod 4 object schema validates and types the arguments and is published as JSON Schema draft
+ * 2020-12 (computed once here, never per request); a plain JSON Schema object is published as is
+ * and not validated (its keywords must reach the client verbatim). An `output` zod object is
+ * published as `outputSchema` and every `structuredContent` is checked against it before it
+ * leaves ("Servers MUST provide structured results that conform to this schema").
+ */
+import { z } from "zod";
+
+import { InvalidOptionError } from "../../errors.js";
+import { type IsolatedHandler, isIsolatedHandler } from "../../isolation/isolated-handler.js";
+import { reflectText } from "../../reflect.js";
+import type { HandlerResult, ToolContext } from "../calls/index.js";
+import {
+  type ArgumentIssue,
+  checkPrimitiveFields,
+  type PrimitiveFields,
+  type VisibilityContext,
+} from "../calls/index.js";
+import { isPlainObject, type ParamHeader, paramHeadersOf } from "../wire/index.js";
+
+/** A JSON Schema object, published as a tool's `inputSchema` without change. */
+export type JsonSchemaObject = { readonly [key: string]: unknown };
+
+/** MCP tool annotations (hints only; clients must not trust them). */
+export interface ToolAnnotations {
+  readonly title?: string;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
+}
+
+/** One content block of a tool result (text, image, audio, resource link, embedded resource). */
+export type ContentBlock = { readonly type: string; readonly [key: string]: unknown };
+
+/** An MCP `CallToolResult`. `isError: true` is a tool-level failure, still a normal result. */
+export interface ToolResult {
+  readonly content: readonly ContentBlock[];
+  readonly structuredContent?: { readonly [key: string]: unknown };
+  readonly isError?: boolean;
+  readonly _meta?: { readonly [key: string]: unknown };
+}
+
+/** The handler's arguments: typed by a zod schema, else a plain object. */
+export type ToolArgs<S> = S extends z.ZodObject ? z.output<S> : Record<string, unknown>;
+
+/** What {@link defineTool} takes; `P` is what `beforeTask` resolves (the handler's third argument). */
+export interface ToolDefinition<
+  S extends z.ZodObject | JsonSchemaObject | undefined,
+  O extends z.ZodObject | undefined = undefined,
+  P = undefined,
+> extends PrimitiveFields {
+  /** 1–128 characters of `[A-Za-z0-9_./-]` (MCP 2025-11-25 tool names). */
+  readonly name: string;
+  /** A zod 4 object (validated, typed) or a JSON Schema object (published as is). */
+  readonly input?: S;
+  /**
+   * A zod 4 object describing `structuredContent`: published as `outputSchema`; a result whose
+   * `structuredContent` does not match becomes an `isError` result (never sent as is). With it,
+   * the handler may return the structured object itself: it is sent as `structuredContent` and,
+   * for older clients, as JSON text.
+   */
+  readonly output?: O;
+  readonly annotations?: ToolAnnotations;
+  /**
+   * Run the tool in a pool worker thread that the stream cancel timeout terminates, so CPU-bound
+   * code that never checks its signal really stops: an {@link isolatedHandler}
+   * descriptor naming the module export to run; `handler` is then not needed. `false` (default)
+   * runs `handler` on the main thread.
+   */
+  readonly isolated?: IsolatedHandler | false;
+  /**
+   * Client capabilities the tool needs (e.g. `{ sampling: {} }`): a 2026-07-28 request whose
+   * `_meta` does not declare one of them is refused with 400 / -32021 before the tool runs
+   * (https://modelcontextprotocol.io/specification/2026-07-28/basic#meta; 2025-era requests
+   * carry no per-request capabilities).
+   */
+  readonly requiredClientCapabilities?: { readonly [capability: string]: object };
+  /**
+   * Whether the tool runs as a task, detached from the request (README, "Tasks"): `"optional"`
+   * (a 2025-era client asks with `params.task`; a 2026-07-28 client that declares the
+   * `io.modelcontextprotocol/tasks` extension always gets a task), `"required"` (only as a task:
+   * 2025-era calls without `params.task` get -32601, 2026-07-28 calls without the extension
+   * -32021), or `"forbidden"` (default: never; a 2025-era call with `params.task` gets -32601).
+   * Published as `execution.taskSupport`
+   * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#tool-level-negotiation).
+   */
+  readonly task?: TaskSupport;
+  /**
+   * Asks first, then becomes a task (README, "Tasks"; needs `task` `"optional"` or
+   * `"required"`, not `isolated`). On a 2026-07-28 request that gets a task, it runs on the
+   * request itself before the task exists: its `ctx.elicit` / `sample` / `roots` answer
+   * `input_required` and it runs again with the answers (as a handler does: README, "Asking the
+   * client"); once it returns, the task is created and answered (`resultType: "task"`) and the
+   * handler runs detached with its value as third argument (SEP-2663, "Composition with Multi
+   * Round-Trip Requests": https://modelcontextprotocol.io/extensions/tasks/overview). A throw
+   * answers the request as a handler's throw would, and no task is created. Wherever the call
+   * is not composed that way (a plain call, or a 2025-era `params.task` task, created at once),
+   * it runs just before the handler in the same run, with the same `ctx`.
+   */
+  readonly beforeTask?: (args: ToolArgs<S>, ctx: ToolContext) => Promise<P> | P;
+  /**
+   * Runs the tool; required unless `isolated` names the function to run in a worker. Its third
+   * argument is what `beforeTask` returned (undefined without one).
+   */
+  readonly handler?: (
+    args: ToolArgs<S>,
+    ctx: ToolContext,
+    prepared: P,
+  ) => Promise<ToolReturn<O>> | ToolReturn<O>;
+}
+
+/** How a tool runs as a task (MCP 2025-11-25 `ToolExecution.taskSupport`). */
+export type TaskSupport = "forbidden" | "optional" | "required";
+
+/** What a handler returns: a result, a string (one text block), or with `output` its object. */
+export type ToolReturn<O> = ToolResult | string | (O extends z.ZodObject ? z.input<O> : never);
+
+export type { ArgumentIssue } from "../calls/index.js";
+
+/** The outcome of validating a call's arguments. */
+export type ArgumentCheck =
+  | { readonly ok: true; readonly args: unknown }
+  | { readonly ok: false; readonly issues: readonly ArgumentIssue[] };
+
+/** A defined tool, ready for `createMcpServer({ tools })`. */
+export interface Tool {
+  readonly name: string;
+  /** The `tools/list` entry (name, title, description, icons, inputSchema, outputSchema, annotations, _meta), frozen. */
+  readonly descriptor: { readonly [key: string]: unknown };
+  readonly scopes: readonly string[];
+  readonly visible: ((ctx: VisibilityContext) => boolean) | null;
+  readonly isolated: boolean;
+  /** The worker function of an isolated tool, else null. */
+  readonly isolatedHandler: IsolatedHandler | null;
+  /** Capability names a modern request must declare, else null. */
+  readonly requiredClientCapabilities: Readonly<Record<string, object>> | null;
+  /** The `x-mcp-header` annotations of its input schema (`Mcp-Param-*` headers to check). */
+  readonly paramHeaders: readonly ParamHeader[];
+  /** Whether it runs as a task (`forbidden` when the definition said nothing). */
+  readonly taskSupport: TaskSupport;
+  /** What runs before a task is created (`beforeTask`), else null. */
+  readonly beforeTask: ((args: never, ctx: ToolContext) => unknown) | null;
+  /** @internal Validates `arguments` (absent → `{}`); never throws. */
+  checkArguments(args: unknown): ArgumentCheck;
+  /** @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
+  toResult(value: unknown): HandlerResult;
+  readonly handler: (args: never, ctx: ToolContext, prepared?: never) => unknown;
+}
+
+/** At most this many issues go back to the client, so a hostile payload cannot inflate the answer. */
+const MAX_ISSUES = 20;
+const TOOL_NAME = /^[A-Za-z0-9_./-]{1,128}$/;
+const EMPTY_OBJECT_SCHEMA = Object.freeze({ type: "object" });
+
+/**
+ * Defines a tool.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { defineTool } from "conduit-mcp";
+ *
+ * const echo = defineTool({
+ *   name: "echo",
+ *   description: "Echoes its text",
+ *   input: z.object({ text: z.string() }),
+ *   handler: ({ text }) => text,
+ * });
+ * ```
+ */
+export function defineTool<
+  S extends z.ZodObject | JsonSchemaObject | undefined = undefined,
+  O extends z.ZodObject | undefined = undefined,
+  P = undefined,
+>(definition: ToolDefinition<S, O, P>): Tool {
+  if (!isPlainObject(definition)) {
+    throw new InvalidOptionError("tool", "an object", definition);
+  }
+  const { name, input, output, annotations, isolated, handler } = definition;
+  const required = definition.requiredClientCapabilities;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw new InvalidOptionError("tool.name", "1-128 characters of [A-Za-z0-9_./-]", name);
+  }
+  if (isolated !== undefined && isolated !== false && !isIsolatedHandler(isolated)) {
+    throw new InvalidOptionError(
+      `tool ${name}: isolated`,
+      "isolatedHandler(moduleUrl, exportName) or false",
+      isolated,
+    );
+  }
+  const isolatedHandler = isolated === undefined || isolated === false ? null : isolated;
+  if (isolatedHandler === null && typeof handler !== "function") {
+    throw new InvalidOptionError(`tool ${name}: handler`, "a function", handler);
+  }
+  if (
+    required !== undefined &&
+    (!isPlainObject(required) || !Object.values(required).every(isPlainObject))
+  ) {
+    throw new InvalidOptionError(
+      `tool ${name}: requiredClientCapabilities`,
+      "an object of capability objects, e.g. { sampling: {} }",
+      required,
+    );
+  }
+  const taskSupport = definition.task ?? "forbidden";
+  if (taskSupport !== "forbidden" && taskSupport !== "optional" && taskSupport !== "required") {
+    throw new InvalidOptionError(
+      `tool ${name}: task`,
+      '"optional", "required" or "forbidden"',
+      taskSupport,
+    );
+  }
+  const { beforeTask } = definition;
+  if (beforeTask !== undefined) {
+    if (typeof beforeTask !== "function") {
+      throw new InvalidOptionError(`tool ${name}: beforeTask`, "a function", beforeTask);
+    }
+    // It hands the handler a value in memory: a worker thread's handler could not receive it.
+    if (taskSupport === "forbidden" || isolatedHandler !== null) {
+      throw new InvalidOptionError(
+        `tool ${name}: beforeTask`,
+        'absent unless task is "optional" or "required" and the tool is not isolated',
+        beforeTask,
+      );
+    }
+  }
+  const common = checkPrimitiveFields(`tool ${name}`, definition);
+  if (annotations !== undefined && !isPlainObject(annotations)) {
+    throw new InvalidOptionError(`tool ${name}: annotations`, "an object", annotations);
+  }
+
+  let inputSchema: JsonSchemaObject;
+  let checkArguments: (args: unknown) => ArgumentCheck;
+  if (input === undefined) {
+    inputSchema = EMPTY_OBJECT_SCHEMA;
+    checkArguments = checkObjectOnly;
+  } else if (looksLikeForeignSchema(input)) {
+    throw new InvalidOptionError(`tool ${name}: input`, ZOD4_ONLY, input);
+  } else if (input instanceof z.ZodType) {
+    if (!(input instanceof z.ZodObject)) {
+      throw new InvalidOptionError(`tool ${name}: input`, "a zod object schema", input);
+    }
+    inputSchema = Object.freeze(
+      z.toJSONSchema(input, { target: "draft-2020-12", io: "input" }) as JsonSchemaObject,
+    );
+    const schema = input;
+    checkArguments = (args) => checkWithZod(schema, args);
+  } else if (isJsonSchemaObject(input)) {
+    inputSchema = input;
+    checkArguments = checkObjectOnly;
+  } else {
+    throw new InvalidOptionError(
+      `tool ${name}: input`,
+      "a zod object or a JSON Schema object",
+      input,
+    );
+  }
+
+  let outputSchema: JsonSchemaObject | undefined;
+  let toResult: (value: unknown) => HandlerResult = toPlainResult;
+  if (output !== undefined) {
+    if (looksLikeForeignSchema(output) || !(output instanceof z.ZodObject)) {
+      throw new InvalidOptionError(
+        `tool ${name}: output`,
+        `a zod 4 object schema (${ZOD4_ONLY})`,
+        output,
+      );
+    }
+    outputSchema = Object.freeze(
+      z.toJSONSchema(output, { target: "draft-2020-12", io: "output" }) as JsonSchemaObject,
+    );
+    const schema = output;
+    toResult = (value) => toStructuredResult(schema, value);
+  }
+
+  const { _meta, ...listed } = common.descriptor;
+  const descriptor: Record<string, unknown> = { ...listed };
+  // Always present: clients and the conformance suite expect a description string.
+  descriptor.description = definition.description ?? "";
+  descriptor.inputSchema = inputSchema;
+  if (outputSchema !== undefined) descriptor.outputSchema = outputSchema;
+  if (annotations !== undefined) descriptor.annotations = { ...annotations };
+  if (taskSupport !== "forbidden") descriptor.execution = { taskSupport };
+  if (_meta !== undefined) descriptor._meta = _meta;
+
+  return Object.freeze({
+    name,
+    descriptor: Object.freeze(descriptor),
+    scopes: common.scopes,
+    visible: common.visible,
+    toResult,
+    isolated: isolatedHandler !== null,
+    isolatedHandler,
+    requiredClientCapabilities:
+      required === undefined || Object.keys(required).length === 0
+        ? null
+        : Object.freeze({ ...required }),
+    paramHeaders: paramHeadersOf(inputSchema, `tool ${name}`),
+    taskSupport,
+    beforeTask: (beforeTask ?? null) as Tool["beforeTask"],
+    checkArguments,
+    handler: (typeof handler === "function" ? handler : runsInWorker) as unknown as Tool["handler"],
+  });
+}
+
+const ZOD4_ONLY =
+  'zod 4 (import { z } from "zod" with zod >= 4) or a JSON Schema object with type "object"; zod 3 schemas are not supported';
+
+/**
+ * A schema object that is not zod 4: a zod 3 schema (or another validator) carries `_def`,
+ * `parse` or the Standard Schema `~standard` key but is not a zod 4 `ZodType`. Taking it for a
+ * JSON Schema would publish garbage and silently skip validation.
+ */
+function looksLikeForeignSchema(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || value instanceof z.ZodType) return false;
+  return (
+    "_def" in value ||
+    "~standard" in value ||
+    typeof (value as { parse?: unknown }).parse === "function"
+  );
+}
+
+/** A JSON Schema for a tool's arguments: a plain object whose `type` is `"object"`. */
+function isJsonSchemaObject(value: unknown): value is JsonSchemaObject {
+  if (!isPlainObject(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && value.type === "object";
+}
+
+/** A string → one text block; a result object as is; anything else is a tool bug. */
+function toPlainResult(value: unknown): HandlerResult {
+  if (typeof value === "string")
+    return { ok: true, result: { content: [{ type: "text", text: value }] } };
+  if (!isPlainObject(value) || !Array.isArray(value.content)) {
+    return {
+      ok: false,
+      error: new TypeError("a tool returned neither a string nor a CallToolResult"),
+    };
+  }
+  return { ok: true, result: value, isError: value.isError === true };
+}
+
+const INVALID_OUTPUT_TEXT = "The tool's result did not match its output schema.";
+
+/**
+ * With an output schema: a CallToolResult keeps its shape but its `structuredContent` must
+ * match; a bare object is the structured content itself (sent also as JSON text, MCP 2025-11-25
+ * "a tool that returns structured content SHOULD also return the serialized JSON in a TextContent
+ * block"). A mismatch becomes an `isError` result, never the invalid data.
+ */
+function toStructuredResult(schema: z.ZodObject, value: unknown): HandlerResult {
+  if (typeof value === "string") return toPlainResult(value);
+  if (!isPlainObject(value)) return toPlainResult(value);
+  const isResult = Array.isArray(value.content);
+  if (isResult && value.isError === true) return toPlainResult(value);
+  const structured = isResult ? value.structuredContent : value;
+  const parsed = schema.safeParse(structured);
+  if (!parsed.success) {
+    return {
+      ok: true,
+      isError: true,
+      error: new TypeError(
+        `structuredContent does not match the output schema: ${parsed.error.message}`,
+      ),
+      result: { content: [{ type: "text", text: INVALID_OUTPUT_TEXT }], isError: true },
+    };
+  }
+  if (isResult) return { ok: true, result: { ...value, structuredContent: parsed.data } };
+  return {
+    ok: true,
+    result: {
+      content: [{ type: "text", text: JSON.stringify(parsed.data) }],
+      structuredContent: parsed.data,
+    },
+  };
+}
+
+/** The main-thread handler of an isolated tool: never called (the worker runs the tool). */
+function runsInWorker(): never {
+  throw new Error("conduit-mcp: an isolated tool runs in a worker thread");
+}
+
+/** Absent arguments mean `{}`; anything but an object is refused. */
+function checkObjectOnly(args: unknown): ArgumentCheck {
+  if (args === undefined) return { ok: true, args: {} };
+  if (isPlainObject(args)) return { ok: true, args };
+  return NOT_AN_OBJECT;
+}
+
+const NOT_AN_OBJECT: ArgumentCheck = Object.freeze({
+  ok: false,
+  issues: Object.freeze([Object.freeze({ path: "", message: "arguments must be an object" })]),
+});
+
+function checkWithZod(schema: z.ZodObject, args: unknown): ArgumentCheck {
+  const parsed = schema.safeParse(args === undefined ? {} : args);
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const issues: ArgumentIssue[] = [];
+  for (const issue of parsed.error.issues) {
+    if (issues.length >= MAX_ISSUES) break;
+    // Paths can hold client-chosen keys (records): reflect them like any other echoed input.
+    issues.push({
+      path: reflectText(issue.path.map(String).join("."), 200),
+      message: reflectText(issue.message, 200),
+    });
+  }
+  return { ok: false, issues };
+}
