@@ -14,7 +14,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 
 import { createMcpServer, defineTool } from "../../src/index.js";
-import { type CliProcess, exitWithin, MCP_HEADERS, startCli } from "../cli/cli-process.js";
+import { type CliProcess, exitWithin, MCP_HEADERS, rpc, startCli } from "../cli/cli-process.js";
+import { redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
 
 /** A streamed tools/call: `started` once the first progress arrives, `answer` when it ends. */
 interface HeldCall {
@@ -192,5 +193,41 @@ describe("drain of a library server on the caller's listener", () => {
     assert.match(text, /"released"/);
     await closed;
     await sleep(0);
+  });
+});
+
+describe("drain of a --redis node running a task", { skip: redisSkipReason() ?? false }, () => {
+  it("the task that outlives --drain-ms turns failed in the shared store, seen from another node", async () => {
+    const redis = await startRedisServer();
+    const nodes: CliProcess[] = [];
+    try {
+      const flags = ["serve", "--port", "0", "--redis", redis.url];
+      const a = await startCli([...flags, "--drain-ms", "500"]);
+      nodes.push(a);
+      const b = await startCli(flags);
+      nodes.push(b);
+      // 2025-11-25 task augmentation: the answer is the task, the count runs on node a.
+      const created = await rpc(a.url, {
+        id: 1,
+        method: "tools/call",
+        params: { name: "count", arguments: { to: 600, intervalMs: 100 }, task: { ttl: 60_000 } },
+      });
+      const task = (created.message?.result as { task?: { taskId: string; status: string } }).task;
+      assert.equal(task?.status, "working");
+      a.child.kill("SIGTERM");
+      assert.deepEqual(await exitWithin(a, 10_000), { code: 0, signal: null });
+      // Written before the node's stores closed: no lease has to lapse first.
+      const seen = await rpc(b.url, {
+        id: 2,
+        method: "tasks/get",
+        params: { taskId: task?.taskId },
+      });
+      const result = seen.message?.result as { status?: string; statusMessage?: string };
+      assert.equal(result.status, "failed");
+      assert.equal(result.statusMessage, "Server is shutting down");
+    } finally {
+      await Promise.all(nodes.map((node) => node.kill()));
+      await redis.stop();
+    }
   });
 });
