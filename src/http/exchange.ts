@@ -203,7 +203,9 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     if (this.state === DONE) return;
     if (this.state === PENDING && (this.jsonAccepted || status !== 200)) {
       this.finish(status);
-      writeJson(this.target, status, json, this.sessionId, headers);
+      const extra =
+        this.sessionId === null ? headers : { ...headers, "mcp-session-id": this.sessionId };
+      writeJson(this.target, status, json, extra);
       return;
     }
     // A client that accepts only event streams gets the answer as a one-event stream.

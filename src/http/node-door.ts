@@ -162,6 +162,15 @@ export function frameworkBody(
   return { parsed: body };
 }
 
+/** What the door itself adds to a framework's {@link NodeServeOptions}. */
+interface DoorOptions extends NodeServeOptions {
+  /** The client sent `Expect: 100-continue` (node's `checkContinue` event) and waits for it. */
+  readonly continuePending?: boolean;
+}
+
+/** The options of a request whose client waits for `100 Continue` before it sends its body. */
+const EXPECTS_CONTINUE: DoorOptions = Object.freeze({ continuePending: true });
+
 /** An `IncomingMessage` as a {@link RequestInput} and its {@link BodySource}. */
 class NodeRequest implements RequestInput, BodySource {
   readonly method: string;
@@ -180,8 +189,7 @@ class NodeRequest implements RequestInput, BodySource {
     req: IncomingMessage,
     closed: CloseSignal,
     response: NodeResponse | null,
-    continuePending: boolean,
-    options: NodeServeOptions | undefined,
+    options: DoorOptions | undefined,
   ) {
     const url = req.url ?? "/";
     const query = url.indexOf("?");
@@ -193,7 +201,7 @@ class NodeRequest implements RequestInput, BodySource {
     this.connection = req.socket;
     this.native = req;
     this.response = response;
-    this.continuePending = continuePending;
+    this.continuePending = options?.continuePending === true;
     this.endpoint = options?.endpoint === true;
     this.preRead = options?.body;
   }
@@ -245,7 +253,7 @@ export function nodeRequestInput(
   closed: CloseSignal,
   options?: NodeServeOptions,
 ): RequestInput {
-  return new NodeRequest(req, closed, null, false, options);
+  return new NodeRequest(req, closed, null, options);
 }
 
 /**
@@ -263,20 +271,19 @@ export function serveNode(
   res: ServerResponse,
   options?: NodeServeOptions,
 ): void {
-  serve(core, req, res, false, options);
+  serve(core, req, res, options);
 }
 
 function serve(
   core: RequestCore,
   req: IncomingMessage,
   res: ServerResponse,
-  continuePending: boolean,
-  options: NodeServeOptions | undefined,
+  options: DoorOptions | undefined,
 ): void {
   const target = new NodeResponse(res);
   try {
     core
-      .handle(new NodeRequest(req, target, target, continuePending, options), target)
+      .handle(new NodeRequest(req, target, target, options), target)
       .catch(() => failResponse(target));
   } catch {
     failResponse(target);
@@ -295,9 +302,9 @@ function serve(
  */
 export function createNodeListener(core: RequestCore): NodeRequestListener {
   const listener = (req: IncomingMessage, res: ServerResponse): void =>
-    serve(core, req, res, false, undefined);
+    serve(core, req, res, undefined);
   return Object.assign(listener, {
     checkContinue: (req: IncomingMessage, res: ServerResponse): void =>
-      serve(core, req, res, true, undefined),
+      serve(core, req, res, EXPECTS_CONTINUE),
   });
 }

@@ -67,7 +67,7 @@ export class Readiness {
   answer(target: ResponseTarget): void {
     const state = this.state;
     if (state === "ready") writeJson(target, 200, BODY.ready);
-    else writeJson(target, 503, BODY[state], null, RETRY);
+    else writeJson(target, 503, BODY[state], RETRY);
   }
 
   /** Stops hearing the stores (the server closed). */

@@ -8,7 +8,8 @@ import { errorResponseJson } from "../protocol/index.js";
 import type { ResponseHeaders, ResponseTarget } from "./transport.js";
 
 /**
- * Writes a complete JSON response, with the session id header and `extra` headers when given.
+ * Writes a complete JSON response, with `extra` headers when given (the session id of an
+ * `initialize` answer, a `Retry-After`, a challenge).
  *
  * @example
  * ```ts
@@ -19,13 +20,11 @@ export function writeJson(
   target: ResponseTarget,
   status: number,
   json: string,
-  sessionId: string | null = null,
   extra?: ResponseHeaders,
 ): void {
   const own = jsonHeaders(Buffer.byteLength(json));
   // Extra headers first, so none of them can replace the type, length or security headers.
   const headers = extra === undefined ? own : { ...extra, ...own };
-  if (sessionId !== null) headers["mcp-session-id"] = sessionId;
   target.writeHead(status, headers);
   target.end(json);
 }

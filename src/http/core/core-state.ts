@@ -1,0 +1,82 @@
+/**
+ * What a request core is configured with ({@link EndpointConfig}, resolved once by the server),
+ * and the state it shares between requests ({@link CoreState}): built once per core, reached by
+ * every step through the request's context.
+ */
+import type { CancellationRegistry } from "../../cancellation/index.js";
+import type { TrustProxy } from "../../identity/index.js";
+import { ScopeLimiter } from "../../protocol/asking/index.js";
+import type { Dispatcher } from "../../protocol/index.js";
+import type { SessionStore } from "../../sessions/index.js";
+import type { Authenticator } from "../authenticate.js";
+import type { ExchangeLimits } from "../exchange.js";
+import type { ServerMetrics } from "../metrics.js";
+import type { OriginPolicy } from "../origin-policy.js";
+import type { Readiness } from "../readiness.js";
+import type { SessionStreams } from "../session-streams.js";
+import type { ResponseHeaders } from "../transport.js";
+
+/** Everything the core needs, resolved once by the server. */
+export interface EndpointConfig {
+  readonly path: string;
+  readonly dispatcher: Dispatcher;
+  readonly registry: CancellationRegistry;
+  readonly sessions: { readonly store: SessionStore; readonly required: boolean } | null;
+  readonly authenticate: Authenticator | null;
+  readonly trustProxy: TrustProxy;
+  readonly originPolicy: OriginPolicy;
+  readonly maxBodyBytes: number;
+  /** Total time a body may take to arrive once reading began; 408 beyond. 0 = no limit. */
+  readonly bodyTimeoutMs: number;
+  /** Per-scope (and global) counters of running requests and of request-scoped SSE streams. */
+  readonly limits: ExchangeLimits;
+  readonly keepAliveMs: number;
+  /** Most bytes an SSE stream may have waiting for a slow client before it is cut. */
+  readonly maxStreamBufferBytes: number;
+  readonly metrics: ServerMetrics | null;
+  /** `GET /metrics` needs the same credentials as the endpoint (when auth is on). */
+  readonly metricsAuth?: boolean;
+  /**
+   * The sessions' standalone GET streams, when served (sessions on): else GET is answered 405.
+   */
+  readonly streams?: SessionStreams | null;
+  /** True once close() began: new requests get 503. */
+  readonly closing: () => boolean;
+  /** Answers `GET /ready` (readiness.ts); without it the path is not served. */
+  readonly readiness?: Readiness;
+}
+
+/**
+ * A scope at its request bound may still send small messages — a `notifications/cancelled` is
+ * how it frees a unit — at most this many at once, each at most {@link NOTICE_BYTES} (declared
+ * up front); a request among them is refused once read. Bounds what a scope over its bound can
+ * make the server buffer.
+ */
+const NOTICES_PER_SCOPE = 8;
+const NOTICES_TOTAL = 1_024;
+export const NOTICE_BYTES = 4_096;
+
+/** One request core's configuration and shared state. */
+export class CoreState {
+  readonly config: EndpointConfig;
+  /** Counts an answer in the metrics (method label, status); null without metrics. */
+  readonly recorder: ServerMetrics["recordRequest"] | null;
+  /** The standalone GET streams: only with sessions. */
+  readonly streams: SessionStreams | null;
+  /** The `Allow` header of a 405: the methods the endpoint serves with this configuration. */
+  readonly allow: ResponseHeaders;
+  /** The notice units of scopes at their request bound (admission.ts). */
+  readonly notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL);
+  /** The anonymous scope of a connection, when it depends only on the connection (scope.ts). */
+  readonly connectionScopes = new WeakMap<object, string>();
+
+  constructor(config: EndpointConfig) {
+    const sessions = config.sessions;
+    this.config = config;
+    this.recorder = config.metrics === null ? null : config.metrics.recordRequest;
+    this.streams = sessions === null ? null : (config.streams ?? null);
+    const allow =
+      sessions === null ? "POST" : this.streams === null ? "POST, DELETE" : "GET, POST, DELETE";
+    this.allow = Object.freeze({ allow });
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * A 2026-07-28 message. Notifications are answered 202 and dropped (the revision defines none
+ * over HTTP: closing the stream is the cancel). Requests climb the error ladder
+ * (protocol/modern-envelope.ts), then run without a session: the scope is the principal, else
+ * the client's IP bucket.
+ */
+import { checkModernRequest } from "../../protocol/index.js";
+import { accepted, reply } from "./answers.js";
+import type { JsonRpcMessage } from "./legacy.js";
+import { openExchange, releaseWhenSettled, STREAMED_METHODS } from "./open-exchange.js";
+import { type RequestContext, single } from "./request-context.js";
+import { decideScope } from "./scope.js";
+
+/**
+ * Handles a 2026-07-28 message. Undefined when it was answered at once; otherwise the promise of
+ * its handling.
+ *
+ * @example
+ * ```ts
+ * const handled = modern(ctx, classified);
+ * ```
+ */
+export function modern(ctx: RequestContext, classified: JsonRpcMessage): Promise<void> | undefined {
+  if (classified.kind !== "request") {
+    accepted(ctx);
+    return;
+  }
+  const request = classified.message;
+  const input = ctx.input;
+  const headers = input.headers;
+  const envelope = checkModernRequest(request, {
+    protocolVersion: single(headers["mcp-protocol-version"]),
+    method: single(headers["mcp-method"]),
+    name: single(headers["mcp-name"]),
+    // Read (and built by Node) only for a tool that declares x-mcp-header parameters.
+    distinct: input,
+  });
+  if (!envelope.ok) {
+    reply(ctx, envelope.status, envelope.json);
+    return;
+  }
+  ctx.logLevel = envelope.logLevel;
+  decideScope(ctx); // no session in this revision: the scope the request came from
+  const exchange = openExchange(ctx, request);
+  if (exchange === null) return;
+  // A long modern call gets its stream (and keep-alive comments) even before any progress.
+  if (STREAMED_METHODS.has(request.method)) exchange.keepAliveWhilePending();
+  let running: Promise<void>;
+  try {
+    running = ctx.core.config.dispatcher.handleModernRequest(
+      request,
+      {
+        scope: ctx.scope,
+        principal: ctx.principal,
+        sessionId: null,
+        logLevel: envelope.logLevel,
+        headers,
+      },
+      exchange,
+      envelope,
+    );
+  } catch (error) {
+    exchange.releaseSlots();
+    throw error;
+  }
+  return releaseWhenSettled(exchange, running);
+}

@@ -1,0 +1,57 @@
+/**
+ * One request's context through the request core: built once per request (endpoint.ts) and
+ * handed to every step — authenticate → negotiate → admit → read the body → dispatch → write —
+ * in place of the values the steps would otherwise pass each other. Each step writes what it
+ * decides, once: the principal, what the client accepts, the scope the request comes from and
+ * the unit it holds there, the message's method, its session and, once that is known, the scope
+ * its call runs in (scope.ts).
+ *
+ * A class whose fields all exist from construction: one object of one shape per request, the
+ * only object the core itself allocates for a call on the fast path (docs/profile.md).
+ */
+import type { Principal } from "../../identity/index.js";
+import { ACQUIRED, type LimitOutcome } from "../../protocol/asking/index.js";
+import type { LoggingLevel } from "../../protocol/index.js";
+import type { RequestInput, ResponseTarget } from "../transport.js";
+import type { CoreState } from "./core-state.js";
+
+export class RequestContext {
+  readonly core: CoreState;
+  readonly input: RequestInput;
+  readonly target: ResponseTarget;
+  /** Who asked (authentication); null without authentication. */
+  principal: Principal | null = null;
+  /** What the client accepts (negotiation): `ACCEPTS_JSON` and `ACCEPTS_SSE` bits. */
+  accepts = 0;
+  /** The scope the request comes from — its principal, else its client's IP bucket (admission). */
+  origin = "";
+  /** The request holds a unit of {@link origin} (admission) that nobody gave back yet. */
+  holdsUnit = false;
+  /** The unit is a notice unit, not a request unit: only a notification may follow. */
+  notice = false;
+  /** Why the origin's request unit was refused (for a request read on a notice unit). */
+  refusal: LimitOutcome = ACQUIRED;
+  /** The message's method once read; null before, and for a client's answer (a metrics label). */
+  method: string | null = null;
+  /** The validated session (2025 era), or null: none presented, sessions off, or 2026-07-28. */
+  sessionId: string | null = null;
+  /** The session's `logging/setLevel` threshold (a 2026-07-28 request: its envelope's). */
+  logLevel: LoggingLevel | null = null;
+  /** What the session's client declared it can be asked; null when unknown (no session). */
+  clientCapabilities: Readonly<Record<string, unknown>> | null = null;
+  /** The session's own scope, or null: its request takes a unit there too. */
+  sessionScope: string | null = null;
+  /** The scope the message is handled in: session > principal > IP bucket (scope.ts). */
+  scope = "";
+
+  constructor(core: CoreState, input: RequestInput, target: ResponseTarget) {
+    this.core = core;
+    this.input = input;
+    this.target = target;
+  }
+}
+
+/** A repeated header arrives as an array; only a single value is meaningful here. */
+export function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
