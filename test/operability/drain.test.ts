@@ -212,7 +212,9 @@ describe("drain of a --redis node running a task", { skip: redisSkipReason() ?? 
         method: "tools/call",
         params: { name: "count", arguments: { to: 600, intervalMs: 100 }, task: { ttl: 60_000 } },
       });
-      const task = (created.message?.result as { task?: { taskId: string; status: string } }).task;
+      const task = (
+        created.message?.result as { task?: { taskId: string; status: string } } | undefined
+      )?.task;
       assert.equal(task?.status, "working");
       a.child.kill("SIGTERM");
       assert.deepEqual(await exitWithin(a, 10_000), { code: 0, signal: null });
