@@ -64,9 +64,16 @@ export interface ToolKilledMessage {
  * cancellation, reported on `conduit-mcp:request:cancelled`), a killed one
  * (`conduit-mcp:tool:killed`), or a full worker pool ("Server busy" is a refusal, not a fault).
  */
-export interface ToolErrorMessage {
+export interface ToolErrorMessage extends HandlerErrorContext {
   /** What the handler threw, or why its value was refused (a `TypeError` naming the rule). */
   readonly error: unknown;
+}
+
+/**
+ * Who called which handler, for a handler's failure: what the `onError` option receives beside
+ * the error, and the rest of the `conduit-mcp:tool:error` message.
+ */
+export interface HandlerErrorContext {
   /** `tool`, `resource`, `resource-template`, `prompt` or `completion`. */
   readonly kind: HandlerKind;
   /** `tools/call`, `resources/read`, `prompts/get` or `completion/complete`. */

@@ -27,6 +27,7 @@ import { parseTrustProxy } from "../identity/index.js";
 import type { ResourceServer } from "../identity/oauth/index.js";
 import { resolvePoolOptions } from "../isolation/pool-options.js";
 import { WorkerPool } from "../isolation/worker-pool.js";
+import { integerBetween, readOption } from "../option-schema.js";
 import {
   type InputRequiredOptions,
   type InputRequiredSettings,
@@ -695,11 +696,7 @@ function boundedInteger(
   min: number,
   max: number,
 ): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidOptionError(option, `an integer from ${min} to ${max}`, value);
-  }
-  return value;
+  return readOption(integerBetween(min, max), option, value, fallback);
 }
 
 /** A `'connection'` listener closing a socket that sent nothing within `ms`. */

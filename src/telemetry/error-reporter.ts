@@ -13,7 +13,7 @@
  * worker pool ("Server busy" is a refusal under load, not a fault: reporting it would flood the
  * log exactly when the server is busiest).
  */
-import { channels, type HandlerKind, type ToolErrorMessage } from "../diagnostics.js";
+import { channels, type HandlerErrorContext, type ToolErrorMessage } from "../diagnostics.js";
 import {
   CannotAskClientError,
   InvalidParamsError,
@@ -23,27 +23,8 @@ import {
 import type { DispatchObserver, HandlerEnd, HandlerInfo } from "../protocol/index.js";
 import { reflectText } from "../reflect.js";
 
-/** What `onError` learns about the failed handler (the channel's message, less `error`). */
-export interface HandlerErrorContext {
-  /** `tool`, `resource`, `resource-template`, `prompt` or `completion`. */
-  readonly kind: HandlerKind;
-  /** `tools/call`, `resources/read`, `prompts/get` or `completion/complete`. */
-  readonly method: string;
-  /** The tool or prompt name, the resource URI, or the completion's prompt name or URI template. */
-  readonly name: string;
-  /** The client's request id as sent, or null. */
-  readonly requestId: string | number | null;
-  /** The prefixed scope as the cancellation registry knows it (`principal:alice`, `ip:…`). */
-  readonly scope: string;
-  /** The prefix of `scope`: `session`, `principal`, `ip` or `global`. */
-  readonly scopeKind: string;
-  /** The protocol era the request was served in. */
-  readonly protocolEra: "2025-11-25" | "2026-07-28";
-  /** The authenticated principal's id, or null. */
-  readonly principalId: string | null;
-  /** The 2025-era session id, or null. */
-  readonly sessionId: string | null;
-}
+/** What `onError` learns about the failed handler: the channel's message, less `error`. */
+export type { HandlerErrorContext };
 
 /**
  * The `onError` option: called once per failed handler, synchronously, before the client's

@@ -4,6 +4,7 @@
  * ({@link InvalidOptionError}), so a misconfiguration never reaches a request.
  */
 import { InvalidOptionError } from "../../errors.js";
+import { integerBetween, readOption } from "../../option-schema.js";
 import { ASYMMETRIC_ALGORITHMS } from "./jwt-verifier.js";
 import { canonicalResource } from "./resource-metadata.js";
 import { scopeList } from "./scopes.js";
@@ -344,9 +345,5 @@ function integer(
   min: number,
   max: number,
 ): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidOptionError(option, `an integer from ${min} to ${max}`, value);
-  }
-  return value;
+  return readOption(integerBetween(min, max), option, value, fallback);
 }
