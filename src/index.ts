@@ -5,6 +5,10 @@
  * This root entry never imports the Redis store: it lives behind `conduit-mcp/redis` so that
  * `ioredis` stays an optional peer dependency (test/package-entry.test.ts).
  *
+ * Only what a user needs is exported here, each group with the reason it is public (its API
+ * report is etc/conduit-mcp.api.md); internals (option defaults tables, settings after
+ * validation, codecs, helpers) are imported by the library from their own modules.
+ *
  * @example
  * ```ts
  * import { z } from "zod";
@@ -24,6 +28,7 @@
  * ```
  */
 
+// Serving from Express, Fastify or any fetch-style host, and calling the server in-process.
 export {
   type ExpressMiddleware,
   type ExpressRequestLike,
@@ -35,6 +40,8 @@ export {
   type InProcessFetch,
   inProcessFetch,
 } from "./adapters/index.js";
+// Cancellation: the registry a deployment may share between servers, and the store contract a
+// shared store implements (the Redis one is in `conduit-mcp/redis`).
 export {
   CancellationRegistry,
   type CancellationRegistryOptions,
@@ -42,9 +49,6 @@ export {
   type CancellationStore,
   type CancelResult,
   type CleanupResult,
-  DEFAULT_MAX_ROWS,
-  DEFAULT_MAX_ROWS_PER_SCOPE,
-  DEFAULT_TTL_MS,
   type HandleLifetime,
   MemoryCancellationStore,
   type MemoryCancellationStoreOptions,
@@ -54,22 +58,24 @@ export {
   type RequestId,
   type TrackOptions,
 } from "./cancellation/index.js";
+// Change feeds: the `changeFeed` option's contract and its single-process implementation.
 export {
   type ChangedList,
   type ChangeEvent,
   type ChangeFeed,
   MemoryChangeFeed,
 } from "./changes/index.js";
+// Diagnostics channels: their names, and the messages a subscriber receives.
 export {
   type CancellationCleanupMessage,
   type CancellationJanitorMessage,
   ChannelName,
-  channels,
   type HandlerKind,
   type RequestCancelledMessage,
   type ToolErrorMessage,
   type ToolKilledMessage,
 } from "./diagnostics.js";
+// Errors a caller may catch or a handler may throw, and the JSON-RPC codes.
 export {
   type CancellationSource,
   CannotAskClientError,
@@ -89,6 +95,7 @@ export {
   WorkerPoolClosedError,
   WorkerPoolFullError,
 } from "./errors.js";
+// Types of the `auth` option and of the request handlers `McpServer` returns.
 export type {
   AuthOptions,
   FetchHandler,
@@ -96,17 +103,19 @@ export type {
   NodeRequestListener,
   NodeShapedRequest,
 } from "./http/index.js";
+// Who calls: the principal an `auth.verify` hook returns, and the `trustProxy` option.
 export {
   createPrincipal,
   type Principal,
   type PrincipalFields,
   type TrustProxyOption,
 } from "./identity/index.js";
-export {
-  type IntrospectionOptions,
-  OAUTH_DEFAULTS,
-  type OAuthOptions,
+// The `auth.oauth` option (OAuth 2.1 resource server).
+export type {
+  IntrospectionOptions,
+  OAuthOptions,
 } from "./identity/oauth/index.js";
+// Tools run in worker threads, and the `workerPool` option.
 export {
   type IsolatedHandler,
   type IsolatedToolContext,
@@ -114,6 +123,8 @@ export {
   isolatedHandler,
   type WorkerPoolOptions,
 } from "./isolation/index.js";
+// Defining tools, resources and prompts, what their handlers receive and return, and the
+// options of asking the client and of tasks.
 export {
   type AskOptions,
   type BlobResourceContents,
@@ -126,9 +137,6 @@ export {
   type ElicitResult,
   type ElicitSchema,
   type ElicitValue,
-  type HandlerEnd,
-  type HandlerInfo,
-  type HandlerOutcome,
   type Icon,
   InputPending,
   type InputRequiredOptions,
@@ -178,11 +186,12 @@ export {
   type VariableCompleter,
   type VisibilityContext,
 } from "./protocol/index.js";
+// What `GET /ready` reads from a shared store.
 export type { Reachability } from "./reachability.js";
+// The server itself, its options, and stdio serving.
 export {
   type ConcurrencySnapshot,
   createMcpServer,
-  DEFAULTS,
   defineTool,
   type ListenAddress,
   type McpServer,
@@ -196,6 +205,7 @@ export {
   type ToolDefinition,
   type ToolResult,
 } from "./server/index.js";
+// Sessions (2025-11-25 `Mcp-Session-Id`): the store contract and its memory implementation.
 export {
   MemorySessionStore,
   type MemorySessionStoreOptions,
@@ -203,6 +213,7 @@ export {
   type SessionRecord,
   type SessionStore,
 } from "./sessions/index.js";
+// Tasks: the store contract and its memory implementation.
 export {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
@@ -222,9 +233,11 @@ export {
   type TaskUpdate,
   type TerminalTaskStatus,
 } from "./tasks/index.js";
+// The `onError` option, and its default (to call from a hook that also logs elsewhere).
 export {
   type HandlerErrorContext,
   type HandlerErrorHook,
   logHandlerError,
 } from "./telemetry/error-reporter.js";
+// The `tracing.tracerProvider` option, typed without loading @opentelemetry/api.
 export type { TracerProviderLike } from "./telemetry/tracer-provider.js";

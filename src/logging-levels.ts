@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { isLoggingLevel, loggingLevelRank } from "conduit-mcp";
+ * import { isLoggingLevel, loggingLevelRank } from "./logging-levels.js";
  * isLoggingLevel("warning"); // true
  * loggingLevelRank("error") > loggingLevelRank("info"); // true
  * ```

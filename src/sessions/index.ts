@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { MemorySessionStore, mintSessionId } from "conduit-mcp";
+ * import { MemorySessionStore, mintSessionId } from "./index.js";
  * const store = new MemorySessionStore({ maxSessions: 1000 });
  * ```
  */

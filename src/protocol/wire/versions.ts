@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { SUPPORTED_PROTOCOL_VERSIONS } from "conduit-mcp";
+ * import { SUPPORTED_PROTOCOL_VERSIONS } from "./versions.js";
  * SUPPORTED_PROTOCOL_VERSIONS.includes("2025-06-18"); // true
  * ```
  */
