@@ -29,7 +29,6 @@ export const STRICT_DIRS: readonly string[] = ["http"];
  * options object.
  */
 export const ALLOWED: ReadonlySet<string> = new Set<string>([
-  "integer", // identity/oauth/oauth-options.ts
   "Dispatcher.answerError",
   "Dispatcher.run",
   "Dispatcher.runTracked",
@@ -39,7 +38,6 @@ export const ALLOWED: ReadonlySet<string> = new Set<string>([
   "ServerRequestAsker.constructor",
   "TaskAsker.constructor",
   "renderList", // reflect.ts
-  "boundedInteger", // server/create-mcp-server.ts
   "TracedSink.constructor",
 ]);
 

@@ -661,14 +661,18 @@ function surfaceOptions(input: McpServerOptions) {
     cursorSecret,
     inputRequired: inputRequiredOf(input.inputRequired),
     serverRequests: serverRequestSettings(input.serverRequests),
-    pageSize: boundedInteger(input.pageSize, "pageSize", 100, 1, 10_000),
-    maxUriLength: boundedInteger(input.maxUriLength, "maxUriLength", 8_192, 64, 1_048_576),
-    maxTemplateValueLength: boundedInteger(
-      input.maxTemplateValueLength,
+    pageSize: readOption(integerBetween(1, 10_000), "pageSize", input.pageSize, 100),
+    maxUriLength: readOption(
+      integerBetween(64, 1_048_576),
+      "maxUriLength",
+      input.maxUriLength,
+      8_192,
+    ),
+    maxTemplateValueLength: readOption(
+      integerBetween(1, 1_048_576),
       "maxTemplateValueLength",
+      input.maxTemplateValueLength,
       1_024,
-      1,
-      1_048_576,
     ),
   };
 }
@@ -687,16 +691,6 @@ function inputRequiredOf(option: InputRequiredOptions | undefined): InputRequire
     // The message names the member and the rule, never a key.
     throw new InvalidOptionError("inputRequired", (error as Error).message, "(hidden)");
   }
-}
-
-function boundedInteger(
-  value: unknown,
-  option: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  return readOption(integerBetween(min, max), option, value, fallback);
 }
 
 /** A `'connection'` listener closing a socket that sent nothing within `ms`. */

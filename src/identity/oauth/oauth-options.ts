@@ -257,26 +257,23 @@ export function resolveOAuthOptions(options: OAuthOptions): ResolvedOAuthOptions
       url: serviceUrl(at("introspection.url"), i.url),
       clientId: i.clientId,
       clientSecret: i.clientSecret,
-      timeoutMs: integer(
-        i.timeoutMs,
+      timeoutMs: readOption(
+        integerBetween(1, 60_000),
         at("introspection.timeoutMs"),
+        i.timeoutMs,
         OAUTH_DEFAULTS.introspectionTimeoutMs,
-        1,
-        60_000,
       ),
-      cacheTtlMs: integer(
-        i.cacheTtlMs,
+      cacheTtlMs: readOption(
+        integerBetween(0, 3_600_000),
         at("introspection.cacheTtlMs"),
+        i.cacheTtlMs,
         OAUTH_DEFAULTS.introspectionCacheTtlMs,
-        0,
-        3_600_000,
       ),
-      maxCacheEntries: integer(
-        i.maxCacheEntries,
+      maxCacheEntries: readOption(
+        integerBetween(0, 1_000_000),
         at("introspection.maxCacheEntries"),
+        i.maxCacheEntries,
         OAUTH_DEFAULTS.introspectionMaxCacheEntries,
-        0,
-        1_000_000,
       ),
     };
   }
@@ -293,12 +290,11 @@ export function resolveOAuthOptions(options: OAuthOptions): ResolvedOAuthOptions
     issuer,
     jwksUrl,
     algorithms: [...algorithms],
-    clockToleranceSec: integer(
-      options.clockToleranceSec,
+    clockToleranceSec: readOption(
+      integerBetween(0, 300),
       at("clockToleranceSec"),
+      options.clockToleranceSec,
       OAUTH_DEFAULTS.clockToleranceSec,
-      0,
-      300,
     ),
     principalClaim,
     scopes,
@@ -306,44 +302,30 @@ export function resolveOAuthOptions(options: OAuthOptions): ResolvedOAuthOptions
     impliedScopes,
     authorizationServers: [...servers],
     resourceName,
-    jwksTimeoutMs: integer(
-      options.jwksTimeoutMs,
+    jwksTimeoutMs: readOption(
+      integerBetween(1, 60_000),
       at("jwksTimeoutMs"),
+      options.jwksTimeoutMs,
       OAUTH_DEFAULTS.jwksTimeoutMs,
-      1,
-      60_000,
     ),
-    jwksCacheMaxAgeMs: integer(
-      options.jwksCacheMaxAgeMs,
+    jwksCacheMaxAgeMs: readOption(
+      integerBetween(0, 86_400_000),
       at("jwksCacheMaxAgeMs"),
+      options.jwksCacheMaxAgeMs,
       OAUTH_DEFAULTS.jwksCacheMaxAgeMs,
-      0,
-      86_400_000,
     ),
-    jwksCooldownMs: integer(
-      options.jwksCooldownMs,
+    jwksCooldownMs: readOption(
+      integerBetween(0, 86_400_000),
       at("jwksCooldownMs"),
+      options.jwksCooldownMs,
       OAUTH_DEFAULTS.jwksCooldownMs,
-      0,
-      86_400_000,
     ),
-    jwksRetryAfterFailureMs: integer(
-      options.jwksRetryAfterFailureMs,
+    jwksRetryAfterFailureMs: readOption(
+      integerBetween(0, 600_000),
       at("jwksRetryAfterFailureMs"),
+      options.jwksRetryAfterFailureMs,
       OAUTH_DEFAULTS.jwksRetryAfterFailureMs,
-      0,
-      600_000,
     ),
     introspection,
   };
-}
-
-function integer(
-  value: unknown,
-  option: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  return readOption(integerBetween(min, max), option, value, fallback);
 }
