@@ -254,6 +254,8 @@ async function startLocalNode(options: {
     maxConcurrentRequestsPerScope: 100_000,
     maxOpenStreamsPerScope: 100_000,
     maxConcurrentRequests: 100_000,
+    maxConnectionsPerBucket: 100_000,
+    maxConnections: 100_000,
     streamCancelTimeoutMs: STREAM_CANCEL_TIMEOUT_MS,
     keepAliveMs: KEEP_ALIVE_MS,
     closeGraceMs: 100,

@@ -21,6 +21,7 @@ export const ChannelName = {
   toolKilled: "conduit-mcp:tool:killed",
   toolError: "conduit-mcp:tool:error",
   storeOutage: "conduit-mcp:store:outage",
+  connectionClosed: "conduit-mcp:connection:closed",
 } as const;
 
 /** Message of `conduit-mcp:request:cancelled`: a cancellation was recorded. */
@@ -94,6 +95,18 @@ export interface HandlerErrorContext {
   readonly sessionId: string | null;
 }
 
+/**
+ * Message of `conduit-mcp:connection:closed`: the connection bounds closed a connection, either
+ * at once because its client bucket holds `maxConnectionsPerBucket` (`bucket`), or to make room
+ * at `maxConnections` (`evicted`: one of the largest bucket's).
+ */
+export interface ConnectionClosedMessage {
+  /** The client bucket (IPv4 address, IPv6 `/64`), or `proxy:<address>` for a trusted proxy. */
+  readonly bucket: string;
+  /** `bucket`: refused at its bucket's bound; `evicted`: closed to make room at the global one. */
+  readonly reason: "bucket" | "evicted";
+}
+
 /** Which kind of handler ran. */
 export type HandlerKind = "tool" | "resource" | "resource-template" | "prompt" | "completion";
 
@@ -105,4 +118,5 @@ export const channels = {
   toolKilled: diagnosticsChannel.channel(ChannelName.toolKilled),
   toolError: diagnosticsChannel.channel(ChannelName.toolError),
   storeOutage: diagnosticsChannel.channel(ChannelName.storeOutage),
+  connectionClosed: diagnosticsChannel.channel(ChannelName.connectionClosed),
 } as const;

@@ -70,6 +70,7 @@ export {
   type CancellationCleanupMessage,
   type CancellationJanitorMessage,
   ChannelName,
+  type ConnectionClosedMessage,
   type HandlerKind,
   type RequestCancelledMessage,
   type ToolErrorMessage,

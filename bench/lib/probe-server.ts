@@ -132,6 +132,9 @@ const server = createMcpServer({
   maxConcurrentRequestsPerScope: 20_000,
   maxConcurrentRequests: 20_000,
   maxOpenStreamsPerScope: 20_000,
+  // ...each call on a connection of its own.
+  maxConnectionsPerBucket: 20_000,
+  maxConnections: 20_000,
 });
 
 function json(res: import("node:http").ServerResponse, value: unknown): void {

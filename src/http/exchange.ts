@@ -182,7 +182,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     const limits = this.limits;
     if (limits === null) return;
     this.limits = null;
-    limits.requests.release(this.origin);
+    limits.requests.release(this.origin, this.target);
     if (this.sessionUnit !== null) limits.sessionRequests.release(this.sessionUnit);
     if (this.streamUnit !== null) limits.streams.release(this.streamUnit);
   }

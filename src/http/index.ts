@@ -17,6 +17,11 @@ export {
   MIN_SECRET_BYTES,
 } from "./authenticate.js";
 export { CloseLatch } from "./close-latch.js";
+export {
+  ConnectionBounds,
+  type ConnectionBoundsOptions,
+  type ConnectionCounts,
+} from "./connection-bounds.js";
 export { createRequestCore, type EndpointConfig, type RequestCore } from "./endpoint.js";
 export {
   type ExchangeLimits,

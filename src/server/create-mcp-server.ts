@@ -10,6 +10,7 @@ import { CancellationRegistry } from "../cancellation/index.js";
 import { type ChangeEvent, type ChangeFeed, MemoryChangeFeed } from "../changes/index.js";
 import { InvalidOptionError, RequestCancelledError } from "../errors.js";
 import {
+  ConnectionBounds,
   createAuthenticator,
   createFetchHandler,
   createNodeListener,
@@ -152,6 +153,8 @@ export interface ConcurrencySnapshot {
   readonly listeners: number;
   /** 2025-era resource subscriptions held on this process. */
   readonly subscriptions: number;
+  /** Connections open on the server listen() started (0 without listen()). */
+  readonly connections: number;
 }
 
 /**
@@ -207,7 +210,8 @@ class ConduitMcpServer implements McpServer {
   private readonly headersTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly keepAliveTimeoutMs: number;
-  private readonly maxConnections: number;
+  /** The connection bounds of the server listen() starts. */
+  private readonly connections: ConnectionBounds;
   private readonly limits: ExchangeLimits;
   /** The worker pool of isolated tools: the server's, created on the first isolated call. */
   private pool: WorkerPool | null = null;
@@ -231,13 +235,20 @@ class ConduitMcpServer implements McpServer {
     this.headersTimeoutMs = options.headersTimeoutMs;
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.keepAliveTimeoutMs = options.keepAliveTimeoutMs;
-    this.maxConnections = options.maxConnections;
+    this.connections = new ConnectionBounds({
+      maxConnections: options.maxConnections,
+      maxConnectionsPerBucket: options.maxConnectionsPerBucket,
+      trustProxy,
+    });
     // Every request holds a unit of the scope it comes from (principal or IP bucket), which
     // carries the global bound; session requests and streams are subsets of those requests.
     this.limits = {
+      // The global bound makes room from the largest scope rather than refusing a scope under
+      // its own bound (README, "Bounds").
       requests: new ScopeLimiter(
         options.maxConcurrentRequestsPerScope,
         options.maxConcurrentRequests,
+        { evict: true },
       ),
       sessionRequests: new ScopeLimiter(
         options.maxConcurrentRequestsPerScope,
@@ -435,6 +446,7 @@ class ConduitMcpServer implements McpServer {
       scopes: this.limits.requests.scopes,
       listeners: this.listeners.size,
       subscriptions: this.subscriptions?.size ?? 0,
+      connections: this.connections.counts().open,
     };
   }
 
@@ -544,8 +556,9 @@ class ConduitMcpServer implements McpServer {
     // Keep-alive: longer than common load balancers' idle timeouts, so the balancer (not the
     // server) closes an idle connection and never reuses one the server is closing.
     server.keepAliveTimeout = this.keepAliveTimeoutMs;
-    // Beyond this many open connections node closes new ones at once.
-    server.maxConnections = this.maxConnections;
+    // Per client bucket, then globally (evicting from the largest buckets): node's own
+    // `maxConnections` stays unset, it would refuse everyone alike once full.
+    this.connections.attach(server);
     // `100 Continue` only once the request passed its checks (the core sends it when it reads).
     server.on("checkContinue", this.handler.checkContinue);
     // A connection that never sends a byte is closed after `headersTimeoutMs` (node's header

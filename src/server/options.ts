@@ -145,8 +145,10 @@ export interface McpServerOptions {
    */
   readonly maxOpenStreamsPerScope?: number;
   /**
-   * Most requests running at once over all scopes, so memory stays bounded; beyond it 503,
-   * `Retry-After: 1`, -32000 "Too many concurrent requests". Default 10 000.
+   * Most requests running at once over all scopes, so memory stays bounded. It never refuses a
+   * scope under its own bound: reaching it takes the unit of the oldest request of the scope
+   * holding the most and closes that request's connection (its call is cancelled as on a
+   * disconnect). Default 10 000.
    */
   readonly maxConcurrentRequests?: number;
   /**
@@ -187,10 +189,19 @@ export interface McpServerOptions {
    */
   readonly keepAliveTimeoutMs?: number;
   /**
-   * Most connections open at once (node's `server.maxConnections`, set by listen()); beyond,
-   * node closes new connections at once. Default 10 000.
+   * Most connections open at once, all clients (listen()). A memory backstop that never
+   * refuses: reaching it closes one connection of the client bucket holding the most (an idle
+   * one first, else its oldest), so a client holding fewer than the largest buckets can always
+   * connect. Default 10 000.
    */
   readonly maxConnections?: number;
+  /**
+   * Most connections one client bucket (an IPv4 address, an IPv6 /64) may hold open at once
+   * (listen()); beyond, a new one is closed at once. Checked before `maxConnections`. A peer
+   * trusted by `trustProxy` is not held to it (bound it at the proxy). Default 128: room for
+   * `maxConcurrentRequestsPerScope` calls over HTTP/1.1 plus the connections that cancel them.
+   */
+  readonly maxConnectionsPerBucket?: number;
   /** Serve `GET /metrics` (Prometheus text). Default false. */
   readonly metrics?: boolean;
   /** `GET /metrics` needs the same credentials as the MCP endpoint (needs `auth`). Default false. */
@@ -279,6 +290,7 @@ export interface ResolvedOptions {
   readonly maxStreamBufferBytes: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;
+  readonly maxConnectionsPerBucket: number;
   readonly metrics: boolean;
   readonly metricsAuth: boolean;
   readonly workerPool: WorkerPoolOptions;
@@ -313,6 +325,7 @@ export const DEFAULTS = Object.freeze({
   maxStreamBufferBytes: 1_048_576,
   keepAliveTimeoutMs: 65_000,
   maxConnections: 10_000,
+  maxConnectionsPerBucket: 128,
   cacheTtlMs: 60_000,
   maxListenersPerScope: 8,
   maxListeners: 10_000,
@@ -526,6 +539,11 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       options.maxConnections,
       "maxConnections",
       DEFAULTS.maxConnections,
+    ),
+    maxConnectionsPerBucket: positiveInteger(
+      options.maxConnectionsPerBucket,
+      "maxConnectionsPerBucket",
+      DEFAULTS.maxConnectionsPerBucket,
     ),
     metrics: optionalBoolean(options.metrics, "metrics") ?? false,
     metricsAuth,

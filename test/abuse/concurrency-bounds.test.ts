@@ -1,8 +1,9 @@
 /**
  * Abuse: the requests and SSE streams one scope may have running are bounded
  * (`maxConcurrentRequestsPerScope`, `maxOpenStreamsPerScope`) and so is the total
- * (`maxConcurrentRequests`). Beyond a bound a request is refused at once (429 / 503,
- * `Retry-After: 1`, -32000 with its id); one tenant at its bound does not affect another; every
+ * (`maxConcurrentRequests`). Beyond its scope's bound a request is refused at once (429,
+ * `Retry-After: 1`, -32000 with its id); the total never refuses a scope under its own bound, it
+ * takes a unit back from the scope holding the most; one tenant at its bound does not affect another; every
  * unit is given back exactly once, whatever ends the request (answer, error, cancel,
  * disconnect, abandonment of a stubborn tool), so the counters return to 0.
  */
@@ -197,27 +198,35 @@ describe("per-scope concurrency bounds", () => {
     );
   });
 
-  test("the global bound: beyond maxConcurrentRequests, 503 with Retry-After whatever the scope; cancels still get through", async () => {
+  test("the global bound makes room: the largest scope's oldest call is closed, the new request served", async () => {
     await withServer(
-      { maxConcurrentRequests: 2, maxConcurrentRequestsPerScope: 5 },
+      { maxConcurrentRequests: 3, maxConcurrentRequestsPerScope: 5 },
       async (url, server) => {
-        const running = [
-          rpc(url, callBody("g1", "sleep", { ms: 10_000, tag: "g1" }), ALICE),
-          rpc(url, callBody("g2", "sleep", { ms: 10_000, tag: "g2" }), BOB),
+        // Alice holds two, Bob one: the bound is full.
+        const alice = [
+          rpc(url, callBody("g1", "sleep", { ms: 10_000, tag: "g1" }), ALICE).then(
+            () => "answered",
+            () => "closed",
+          ),
+          rpc(url, callBody("g2", "sleep", { ms: 10_000, tag: "g2" }), ALICE),
         ];
-        await until(() => server.concurrency().requests === 2, 2_000, "two calls");
-        const refused = await rpc(url, { jsonrpc: "2.0", id: "g3", method: "ping" }, BOB);
-        assert.equal(refused.status, 503);
-        assert.equal(refused.headers.get("retry-after"), "1");
-        assert.deepEqual(refused.json.error, {
-          code: -32000,
-          message: "Too many concurrent requests",
-        });
-        assert.equal(refused.json.id, "g3");
-        assert.equal((await rpc(url, cancelBody("g1"), ALICE)).status, 202);
-        assert.equal((await rpc(url, cancelBody("g2"), BOB)).status, 202);
-        for (const answer of await Promise.all(running))
-          assert.equal(answer.json.error.code, -32800);
+        await until(() => server.concurrency().requests === 2, 2_000, "alice's two calls");
+        const bob = rpc(url, callBody("g3", "sleep", { ms: 10_000, tag: "g3" }), BOB);
+        await until(() => server.concurrency().requests === 3, 2_000, "three calls");
+        // Bob, under his own bound, is served: Alice holds the most, her oldest call goes.
+        const ping = await rpc(url, { jsonrpc: "2.0", id: "g4", method: "ping" }, BOB);
+        assert.equal(ping.status, 200);
+        assert.deepEqual(ping.json.result, {});
+        assert.equal(await alice[0], "closed");
+        await until(() => probes.get("g1")?.abortedAt != null, 2_000, "g1 cancelled");
+        assert.equal(probes.get("g2")?.abortedAt, null, "alice's younger call runs on");
+        assert.equal(probes.get("g3")?.abortedAt, null, "bob's call runs on");
+        assert.ok(server.concurrency().requests <= 3, "the bound still holds");
+        // Cancels still get through at the bound.
+        assert.equal((await rpc(url, cancelBody("g2"), ALICE)).status, 202);
+        assert.equal((await rpc(url, cancelBody("g3"), BOB)).status, 202);
+        assert.equal((await alice[1])?.json.error.code, -32800);
+        assert.equal((await bob).json.error.code, -32800);
         await drained(server);
       },
     );

@@ -12,7 +12,9 @@ import { originScope } from "./scope.js";
 /**
  * Decides `ctx.origin` and takes a request unit there and returns true. A scope at its bound
  * gets a notice unit for a small declared body instead (a cancel can still get through), else
- * 429 (its own bound) or 503 (the global one) is answered at once, the body unread: false.
+ * 429 is answered at once, the body unread: false. The global bound refuses nobody under its
+ * own bound: it takes a unit back from the largest scope, closing that request (503 only when
+ * none can be).
  *
  * @example
  * ```ts
@@ -23,13 +25,14 @@ import { originScope } from "./scope.js";
 export function admit(ctx: RequestContext): boolean {
   const origin = originScope(ctx);
   ctx.origin = origin;
-  const outcome = ctx.core.config.limits.requests.tryAcquire(origin);
+  // The target is what the global bound closes should it take this unit back to make room.
+  const outcome = ctx.core.config.limits.requests.tryAcquire(origin, ctx.target);
   if (outcome === ACQUIRED) {
     ctx.holdsUnit = true;
     return true;
   }
   const length = Number(single(ctx.input.headers["content-length"]));
-  if (length <= NOTICE_BYTES && ctx.core.notices.tryAcquire(origin) === ACQUIRED) {
+  if (length <= NOTICE_BYTES && ctx.core.notices.tryAcquire(origin, ctx.target) === ACQUIRED) {
     ctx.holdsUnit = true;
     ctx.notice = true;
     ctx.refusal = outcome;
@@ -51,6 +54,6 @@ export function admit(ctx: RequestContext): boolean {
 export function giveBack(ctx: RequestContext): void {
   if (!ctx.holdsUnit) return;
   ctx.holdsUnit = false;
-  if (ctx.notice) ctx.core.notices.release(ctx.origin);
-  else ctx.core.config.limits.requests.release(ctx.origin);
+  if (ctx.notice) ctx.core.notices.release(ctx.origin, ctx.target);
+  else ctx.core.config.limits.requests.release(ctx.origin, ctx.target);
 }

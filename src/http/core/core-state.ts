@@ -66,7 +66,9 @@ export class CoreState {
   /** The `Allow` header of a 405: the methods the endpoint serves with this configuration. */
   readonly allow: ResponseHeaders;
   /** The notice units of scopes at their request bound (admission.ts). */
-  readonly notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL);
+  // Its global bound makes room from the largest scope rather than refusing a scope under its
+  // own, as the request bound does (README, "Server options": maxConcurrentRequests).
+  readonly notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL, { evict: true });
   /** The anonymous scope of a connection, when it depends only on the connection (scope.ts). */
   readonly connectionScopes = new WeakMap<object, string>();
 

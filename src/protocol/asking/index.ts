@@ -44,7 +44,7 @@ export type {
 } from "./pending-server-requests.js";
 export { PendingServerRequests, replyOf } from "./pending-server-requests.js";
 export { CallBinding } from "./request-state.js";
-export type { LimitOutcome } from "./scope-limiter.js";
+export type { Evictable, LimitOutcome, ScopeLimiterOptions } from "./scope-limiter.js";
 export { ACQUIRED, GLOBAL_LIMIT, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";
 export type { ServerRequestOptions, ServerRequestSettings } from "./server-requests.js";
 export {

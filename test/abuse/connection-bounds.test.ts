@@ -1,0 +1,221 @@
+/**
+ * Connections and requests are bounded per client bucket first; the global bounds never lock a
+ * client under its own bounds out. Reproduces the attack on scaled-down bounds: a few addresses
+ * each holding their per-scope maximum of `sleep` calls fill `maxConnections` and
+ * `maxConcurrentRequests`; another address's first request is still answered, and a 2025-era
+ * client (the official SDK 1.x) at its own bound still cancels one of its held calls.
+ */
+import assert from "node:assert/strict";
+import { request } from "node:http";
+import { connect, type Socket } from "node:net";
+import { describe, test } from "node:test";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Agent, fetch as undiciFetch } from "undici";
+
+import { createMcpServer, type McpServer, type McpServerOptions } from "../../src/server/index.js";
+import { callBody, probes, testTools, until } from "../server/fixtures.js";
+
+interface Held {
+  settled: boolean;
+  /** The HTTP status, or the socket error's code (the connection was closed under it). */
+  outcome: number | string | null;
+  text: string;
+}
+
+/** One POST from a chosen loopback address on a connection of its own, watched as it settles. */
+function holdFrom(url: string, localAddress: string, body: unknown): Held {
+  const held: Held = { settled: false, outcome: null, text: "" };
+  const req = request(url, {
+    method: "POST",
+    localAddress,
+    agent: false,
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+  });
+  req.on("response", (res) => {
+    res.setEncoding("utf8");
+    res.on("data", (chunk: string) => {
+      held.text += chunk;
+    });
+    res.on("end", () => {
+      held.outcome = res.statusCode ?? 0;
+      held.settled = true;
+    });
+    res.on("error", () => {
+      held.outcome = "aborted";
+      held.settled = true;
+    });
+  });
+  req.on("error", (error: NodeJS.ErrnoException) => {
+    held.outcome = error.code ?? "error";
+    held.settled = true;
+  });
+  req.end(JSON.stringify(body));
+  return held;
+}
+
+async function withServer(
+  options: Omit<McpServerOptions, "tools">,
+  run: (url: string, server: McpServer) => Promise<void>,
+): Promise<void> {
+  const server = createMcpServer({ tools: testTools(), closeGraceMs: 100, ...options });
+  const { url } = await server.listen();
+  try {
+    await run(url, server);
+  } finally {
+    await server.close();
+  }
+}
+
+/** An SDK 1.x client whose connections all come from `localAddress`. */
+async function sdkClientFrom(url: string, localAddress: string): Promise<Client> {
+  const dispatcher = new Agent({ connect: { localAddress } });
+  const client = new Client({ name: "bounded", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch: ((input: string | URL, init?: RequestInit) =>
+      undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch,
+  });
+  await client.connect(transport);
+  return client;
+}
+
+describe("connections and requests: per bucket first, the global bounds never lock anyone out", () => {
+  test("addresses at their per-scope maximum fill both global bounds; a new address and a 2025 cancel still get through", async () => {
+    // 3 addresses x 4 held calls = 12 = maxConnections = maxConcurrentRequests.
+    await withServer(
+      {
+        maxConnections: 12,
+        maxConcurrentRequests: 12,
+        maxConcurrentRequestsPerScope: 4,
+        maxConnectionsPerBucket: 8,
+      },
+      async (url, server) => {
+        // The client that will cancel: the official SDK 1.x, on 127.0.0.2, holding 4 calls.
+        const client = await sdkClientFrom(url, "127.0.0.2");
+        const controllers = [1, 2, 3, 4].map(() => new AbortController());
+        const calls = controllers.map((controller, n) =>
+          client
+            .callTool({ name: "sleep", arguments: { ms: 30_000, tag: `cb-sdk-${n}` } }, undefined, {
+              signal: controller.signal,
+              timeout: 60_000,
+            })
+            .then(
+              () => "answered",
+              (error: Error) => error.message,
+            ),
+        );
+        await until(() => server.concurrency().requests === 4, 5_000, "the SDK client's 4 calls");
+        const held: Held[] = [];
+        for (const address of ["127.0.0.3", "127.0.0.4"]) {
+          for (let n = 0; n < 4; n++) {
+            held.push(
+              holdFrom(
+                url,
+                address,
+                callBody(n, "sleep", { ms: 30_000, tag: `cb-${address}-${n}` }),
+              ),
+            );
+          }
+        }
+        await until(() => server.concurrency().requests === 12, 5_000, "12 calls held");
+        assert.ok(server.concurrency().connections >= 12, "both global bounds are full");
+
+        // A new address: its first request is answered.
+        const fresh = holdFrom(url, "127.0.0.9", callBody(1, "echo", { text: "room for me" }));
+        await until(() => fresh.settled, 5_000, "the new address's answer");
+        assert.equal(fresh.outcome, 200, `new address answered (${fresh.outcome} ${fresh.text})`);
+        assert.match(fresh.text, /room for me/);
+
+        // The SDK client at its own bound cancels a held call that is still running: the
+        // notifications/cancelled needs a connection and a notice unit, and gets both.
+        const running = [0, 1, 2, 3].filter((n) => probes.get(`cb-sdk-${n}`)?.abortedAt == null);
+        const victim = running.at(-1);
+        assert.ok(victim !== undefined, "one of the SDK client's calls is still running");
+        controllers[victim]?.abort("enough");
+        await until(
+          () => probes.get(`cb-sdk-${victim}`)?.abortedAt != null,
+          5_000,
+          "the cancel reached the held call",
+        );
+        // Cancelled by the client's notifications/cancelled (not by a closed connection).
+        assert.match(probes.get(`cb-sdk-${victim}`)?.reason?.message ?? "", /notification/);
+
+        // Room was made from the largest buckets only: a call or two of the three holders was
+        // closed; nothing of the new address was.
+        const closed = held.filter((h) => h.settled).length;
+        assert.ok(closed <= 2, `at most two held calls closed to make room (${closed})`);
+        for (const c of controllers) c.abort("done");
+        await Promise.all(calls);
+        await client.close();
+        for (const h of held) assert.ok(h.settled || h.outcome === null);
+      },
+    );
+  });
+
+  test("maxConcurrentRequests alone: a new scope is served, the oldest call of the largest scope is closed", async () => {
+    await withServer(
+      { maxConcurrentRequests: 6, maxConcurrentRequestsPerScope: 4 },
+      async (url, server) => {
+        const big = [0, 1, 2, 3].map((n) =>
+          holdFrom(url, "127.0.0.2", callBody(n, "sleep", { ms: 30_000, tag: `rq-big-${n}` })),
+        );
+        await until(() => server.concurrency().requests === 4, 5_000, "the big scope's 4");
+        const small = [0, 1].map((n) =>
+          holdFrom(url, "127.0.0.3", callBody(n, "sleep", { ms: 30_000, tag: `rq-small-${n}` })),
+        );
+        await until(() => server.concurrency().requests === 6, 5_000, "the global bound full");
+
+        const fresh = holdFrom(url, "127.0.0.4", callBody(1, "echo", { text: "served" }));
+        await until(() => fresh.settled, 5_000, "the new scope's answer");
+        assert.equal(fresh.outcome, 200, `served, not refused (${fresh.outcome} ${fresh.text})`);
+        // The room came from the largest scope (127.0.0.2, 4 units), its oldest call first.
+        await until(
+          () => big[0]?.settled === true,
+          5_000,
+          "the largest scope's oldest call closed",
+        );
+        await until(() => probes.get("rq-big-0")?.abortedAt != null, 5_000, "and cancelled");
+        assert.ok(
+          small.every((h) => !h.settled),
+          "the smaller scope lost nothing",
+        );
+        assert.ok(
+          big.slice(1).every((h) => !h.settled),
+          "only one call was taken back",
+        );
+        assert.ok(server.concurrency().requests <= 6, "the global bound still holds");
+      },
+    );
+  });
+
+  test("past maxConnectionsPerBucket a connection is closed at once; other buckets still connect", async () => {
+    await withServer(
+      { maxConnectionsPerBucket: 3, headersTimeoutMs: 10_000 },
+      async (url, server) => {
+        const port = Number(new URL(url).port);
+        const open = (localAddress: string): { socket: Socket; closed: boolean } => {
+          const socket = connect({ port, host: "127.0.0.1", localAddress });
+          const watched = { socket, closed: false };
+          socket.on("error", () => {});
+          socket.on("close", () => {
+            watched.closed = true;
+          });
+          return watched;
+        };
+        const first = [0, 1, 2].map(() => open("127.0.0.5"));
+        await until(() => server.concurrency().connections === 3, 2_000, "three admitted");
+        const extra = open("127.0.0.5");
+        await until(() => extra.closed, 2_000, "the fourth closed at once");
+        const other = open("127.0.0.6");
+        await until(() => server.concurrency().connections === 4, 2_000, "another bucket admitted");
+        assert.ok(
+          first.every((w) => !w.closed),
+          "the first three stay open",
+        );
+        assert.equal(other.closed, false);
+        for (const w of [...first, other]) w.socket.destroy();
+      },
+    );
+  });
+});
