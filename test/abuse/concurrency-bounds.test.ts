@@ -203,13 +203,16 @@ describe("per-scope concurrency bounds", () => {
       { maxConcurrentRequests: 3, maxConcurrentRequestsPerScope: 5 },
       async (url, server) => {
         // Alice holds two, Bob one: the bound is full.
-        const alice = [
-          rpc(url, callBody("g1", "sleep", { ms: 10_000, tag: "g1" }), ALICE).then(
-            () => "answered",
-            () => "closed",
-          ),
-          rpc(url, callBody("g2", "sleep", { ms: 10_000, tag: "g2" }), ALICE),
-        ];
+        const aliceOldest = rpc(
+          url,
+          callBody("g1", "sleep", { ms: 10_000, tag: "g1" }),
+          ALICE,
+        ).then(
+          () => "answered",
+          () => "closed",
+        );
+        await until(() => server.concurrency().requests === 1, 2_000, "alice's first call");
+        const aliceYounger = rpc(url, callBody("g2", "sleep", { ms: 10_000, tag: "g2" }), ALICE);
         await until(() => server.concurrency().requests === 2, 2_000, "alice's two calls");
         const bob = rpc(url, callBody("g3", "sleep", { ms: 10_000, tag: "g3" }), BOB);
         await until(() => server.concurrency().requests === 3, 2_000, "three calls");
@@ -217,7 +220,7 @@ describe("per-scope concurrency bounds", () => {
         const ping = await rpc(url, { jsonrpc: "2.0", id: "g4", method: "ping" }, BOB);
         assert.equal(ping.status, 200);
         assert.deepEqual(ping.json.result, {});
-        assert.equal(await alice[0], "closed");
+        assert.equal(await aliceOldest, "closed");
         await until(() => probes.get("g1")?.abortedAt != null, 2_000, "g1 cancelled");
         assert.equal(probes.get("g2")?.abortedAt, null, "alice's younger call runs on");
         assert.equal(probes.get("g3")?.abortedAt, null, "bob's call runs on");
@@ -225,7 +228,7 @@ describe("per-scope concurrency bounds", () => {
         // Cancels still get through at the bound.
         assert.equal((await rpc(url, cancelBody("g2"), ALICE)).status, 202);
         assert.equal((await rpc(url, cancelBody("g3"), BOB)).status, 202);
-        assert.equal((await alice[1])?.json.error.code, -32800);
+        assert.equal((await aliceYounger).json.error.code, -32800);
         assert.equal((await bob).json.error.code, -32800);
         await drained(server);
       },
