@@ -252,6 +252,7 @@ describe("server.fetch in-process", () => {
         scopes: 0,
         listeners: 0,
         subscriptions: 0,
+        connections: 0,
       });
     } finally {
       await server.close();

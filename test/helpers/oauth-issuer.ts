@@ -55,6 +55,8 @@ export interface TestIssuer {
   publish(key: IssuerKey): void;
   /** An opaque token the introspection endpoint will describe with `answer`. */
   opaqueToken(answer: Record<string, unknown>): string;
+  /** From now on the introspection endpoint answers `{ active: false }` for `token` (RFC 7009 revocation). */
+  revoke(token: string): void;
   /** The subject and scopes `/authorize` grants (default "alice", the requested scopes). */
   authorizeAs(subject: string, scopes?: string): void;
   /** Pads every `/jwks` answer with this many bytes of junk (an oversized key set). */
@@ -286,6 +288,9 @@ export async function startIssuer(): Promise<TestIssuer> {
       const token = randomBytes(24).toString("base64url");
       opaque.set(token, answer);
       return token;
+    },
+    revoke(token) {
+      opaque.set(token, { active: false });
     },
     authorizeAs(sub, scopes) {
       subject = sub;

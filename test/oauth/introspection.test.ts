@@ -63,6 +63,47 @@ describe("OAuth resource server: opaque tokens by introspection", () => {
     assert.equal(idp.introspections - before, 1, "one introspection for three requests");
   });
 
+  test("a revoked token: accepted from the cache for at most cacheTtlMs, then refused and the refusal cached", async () => {
+    // RFC 7662 §4: a resource server that caches answers accepts a revoked token until its cached
+    // answer expires; `introspection.cacheTtlMs` is that window (README, "Production auth").
+    await open({
+      issuer: idp.issuer,
+      introspection: { ...introspection(), cacheTtlMs: 1_500 },
+      scopes: ["mcp"],
+    });
+    const token = idp.opaqueToken({
+      active: true,
+      sub: "carol",
+      aud: url,
+      iss: idp.issuer,
+      scope: "mcp",
+      exp: now() + 300,
+    });
+    const auth = { authorization: `Bearer ${token}` };
+    const start = idp.introspections;
+    assert.equal((await rpc(url, LIST, auth)).status, 200);
+    const cachedAt = performance.now();
+    idp.revoke(token);
+    // Inside the window the cached answer stands (no new introspection).
+    const inside = await rpc(url, LIST, auth);
+    if (performance.now() - cachedAt < 1_400) {
+      assert.equal(inside.status, 200, "still cached");
+      assert.equal(idp.introspections - start, 1);
+    }
+    // Past it the token is introspected again and refused.
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    const after = await rpc(url, LIST, auth);
+    assert.equal(after.status, 401);
+    assert.match(after.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+    assert.equal(idp.introspections - start, 2, "asked again once the window passed");
+    // The refusal is cached too: a client retrying a revoked token does not hammer the server.
+    // (Cached for min(10 s, cacheTtlMs): one more introspection per window at most.)
+    const retried = performance.now();
+    for (let i = 0; i < 5; i++) assert.equal((await rpc(url, LIST, auth)).status, 401);
+    const windows = Math.floor((performance.now() - retried) / 1_500);
+    assert.ok(idp.introspections - start <= 2 + windows, "the refusal was cached");
+  });
+
   test("inactive, foreign audience, other issuer, expired, missing scope: refused", async () => {
     await open({ issuer: idp.issuer, introspection: introspection(), scopes: ["mcp"] });
     const base = {
