@@ -65,8 +65,9 @@ export const LAYERS: readonly Layer[] = [
   { path: "protocol/tools", rank: 4.5, face: true },
   { path: "protocol/resources", rank: 4.5, face: true },
   { path: "protocol/prompts", rank: 4.5, face: true },
-  { path: "protocol/completion", rank: 4.5, face: true },
-  // Tasks: a tool call that outlives its request (it builds on tools, asking and subscriptions).
+  // Completion (it completes the arguments of prompts and the variables of resource templates),
+  // and tasks (a tool call that outlives its request): each builds on the capabilities below.
+  { path: "protocol/completion", rank: 4.6, face: true },
   { path: "protocol/tasks", rank: 4.6, face: true },
   // The transport-neutral dispatcher and the layer's face (protocol/index.ts), on top.
   { path: "protocol", rank: 4.9 },

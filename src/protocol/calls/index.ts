@@ -7,6 +7,7 @@
  * only this file (scripts/check-layers.ts).
  */
 export { processCancelledNotification } from "./cancelled-notification.js";
+export type { DispatchObserver } from "./dispatch-observer.js";
 export { HANDLED } from "./handled.js";
 export type {
   HandlerCallHost,
@@ -21,6 +22,19 @@ export type {
   ToolOutcome,
 } from "./handler-call.js";
 export { HandlerCall } from "./handler-call.js";
+export { type ListMethodOptions, listMethod } from "./list-method.js";
+export type {
+  DetachedRun,
+  MethodDefinition,
+  MethodEras,
+  MethodHolds,
+  MethodHost,
+  MethodRequest,
+  ModernRequestInfo,
+  ProtocolFeature,
+  ServerCapabilities,
+} from "./method-table.js";
+export { capabilitiesOf, progressTokenOf, visibilityOf } from "./method-table.js";
 export type {
   ArgumentIssue,
   CheckedPrimitiveFields,
@@ -33,4 +47,5 @@ export { checkPrimitiveFields } from "./primitive.js";
 export type { CollectionChange, ItemAccess, ListedItem, ListPage } from "./primitive-collection.js";
 export { accessOf, PrimitiveCollection } from "./primitive-collection.js";
 export type { RequestInfo, RequestMeta } from "./request-info.js";
+export { RunningCalls } from "./running-calls.js";
 export type { ToolContext } from "./tool-context.js";

@@ -7,7 +7,7 @@
  * (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#list-changed-notification).
  */
 import { InvalidOptionError } from "../../errors.js";
-import type { ListKind } from "../wire/index.js";
+import { isPlainObject, type ListKind } from "../wire/index.js";
 import type { VisibilityContext } from "./primitive.js";
 
 /** What every served item has, whatever its kind. */
@@ -23,6 +23,20 @@ export interface ListedItem {
  * the authorization scopes to use it (403 with a challenge naming them).
  */
 export type ItemAccess = "allowed" | "hidden" | "forbidden";
+
+/**
+ * What a served item of one kind looks like, as its `define*` function makes it: a plain object
+ * with a descriptor, its scopes, the string field naming it and the functions it has. Checked when
+ * an item is added, so a wrong value fails at once, naming what was expected.
+ */
+export interface ItemShape {
+  /** The string field naming the item, unique in its collection (`name`, `uri`, `uriTemplate`). */
+  readonly key: string;
+  /** The functions every such item has. */
+  readonly methods: readonly string[];
+  /** What a valid item is, for the error (e.g. "a defineTool() result"). */
+  readonly what: string;
+}
 
 /** One change to a collection, as told to its `onChanged` listeners. */
 export interface CollectionChange {
@@ -75,9 +89,7 @@ export function accessOf(item: ListedItem, ctx: VisibilityContext): ItemAccess {
 export class PrimitiveCollection<T extends ListedItem> {
   /** Which list this is (`tools`, `resources`, `resourceTemplates`, `prompts`). */
   readonly list: ListKind;
-  private readonly keyOf: (item: T) => string;
-  private readonly isItem: (value: unknown) => value is T;
-  private readonly what: string;
+  private readonly shape: ItemShape;
   private readonly items = new Map<string, T>();
   private readonly disabled = new Set<string>();
   private readonly listeners = new Set<(change: CollectionChange) => void>();
@@ -86,18 +98,14 @@ export class PrimitiveCollection<T extends ListedItem> {
   private indexOf = new Map<string, number>();
   private callerDependent = false;
 
-  /** @internal Built by `createMcpServer`; `what` names a valid item in error messages. */
+  /** @internal Built by the dispatcher's features; `shape` says what an item must look like. */
   constructor(options: {
     readonly list: ListKind;
-    readonly keyOf: (item: T) => string;
-    readonly isItem: (value: unknown) => value is T;
-    readonly what: string;
+    readonly shape: ItemShape;
     readonly items?: readonly unknown[] | undefined;
   }) {
     this.list = options.list;
-    this.keyOf = options.keyOf;
-    this.isItem = options.isItem;
-    this.what = options.what;
+    this.shape = options.shape;
     for (const item of options.items ?? []) this.insert(item);
   }
 
@@ -111,8 +119,7 @@ export class PrimitiveCollection<T extends ListedItem> {
    * already taken (a duplicate would make which one answers depend on order).
    */
   add(item: T): void {
-    this.insert(item);
-    this.emit("added", this.keyOf(item));
+    this.emit("added", this.insert(item));
   }
 
   /** Removes an item; resolves whether it was there. Calls already running finish. */
@@ -205,14 +212,21 @@ export class PrimitiveCollection<T extends ListedItem> {
     return { items, lastKey: null };
   }
 
-  private insert(item: unknown): void {
-    if (!this.isItem(item)) throw new InvalidOptionError(this.list, this.what, item);
-    const key = this.keyOf(item);
+  /** Adds a checked item; returns its key. */
+  private insert(item: unknown): string {
+    const { shape } = this;
+    if (!hasShape(item, shape)) throw new InvalidOptionError(this.list, shape.what, item);
+    const key = item[shape.key] as string;
     if (this.items.has(key)) {
       throw new InvalidOptionError(this.list, `unique keys (${key} is already defined)`, key);
     }
-    this.items.set(key, item);
+    this.items.set(key, item as unknown as T);
     this.sorted = null;
+    return key;
+  }
+
+  private keyOf(item: T): string {
+    return (item as unknown as Readonly<Record<string, unknown>>)[this.shape.key] as string;
   }
 
   private emit(change: CollectionChange["change"], key: string): void {
@@ -243,4 +257,15 @@ export class PrimitiveCollection<T extends ListedItem> {
     this.indexOf = indexOf;
     this.callerDependent = dependent;
   }
+}
+
+/** Whether `value` looks like an item of `shape` (a plain object with its fields and functions). */
+function hasShape(value: unknown, shape: ItemShape): value is Readonly<Record<string, unknown>> {
+  return (
+    isPlainObject(value) &&
+    typeof value[shape.key] === "string" &&
+    isPlainObject(value.descriptor) &&
+    Array.isArray(value.scopes) &&
+    shape.methods.every((method) => typeof value[method] === "function")
+  );
 }

@@ -12,3 +12,5 @@ export {
   NO_COMPLETIONS,
   parseCompletionRequest,
 } from "./completion.js";
+export type { CompletionFeatureOptions } from "./completion-methods.js";
+export { CompletionFeature } from "./completion-methods.js";

@@ -15,3 +15,5 @@ export type {
   PromptReturn,
 } from "./define-prompt.js";
 export { definePrompt } from "./define-prompt.js";
+export type { PromptFeatureOptions } from "./prompt-methods.js";
+export { PromptFeature } from "./prompt-methods.js";

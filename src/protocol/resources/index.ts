@@ -28,3 +28,5 @@ export type {
   TextResourceContents,
 } from "./resource-contents.js";
 export { isResourceUri, toContents } from "./resource-contents.js";
+export type { ResourceFeatureOptions } from "./resource-methods.js";
+export { ResourceFeature } from "./resource-methods.js";

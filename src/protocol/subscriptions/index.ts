@@ -16,6 +16,8 @@ export {
   parseListenFilter,
   SUBSCRIPTION_ID_KEY,
 } from "./change-listeners.js";
+export type { ListenFeatureOptions, ListenTasks } from "./listen-method.js";
+export { ListenFeature } from "./listen-method.js";
 export type { SessionDelivery, SubscribeOutcome } from "./resource-subscriptions.js";
 export {
   DEFAULT_MAX_SUBSCRIPTIONS,

@@ -14,12 +14,11 @@
  *   retry runs it again with the answers; once it returns with no question pending, `become`
  *   creates the task (whose run gets the value) and the request answers that task, without
  *   `requestState` or `inputRequests`.
- * - {@link prepareThenRun}: everywhere else (a plain call; a 2025-era task, created at once by
+ * - `prepareThenRun` (tool-invocation.ts): everywhere else (a plain call; a 2025-era task, created at once by
  *   `params.task`), `beforeTask` runs just before the handler in the same run, with the same
  *   context: its asks are the run's asks.
  */
 
-import { InputPending } from "../asking/index.js";
 import type {
   HandlerCall,
   HandlerInvocation,
@@ -64,19 +63,4 @@ export class BeforeTaskInvocation implements HandlerInvocation {
   answer(value: unknown, call: HandlerCall): Promise<InvocationAnswer> {
     return this.become(value, call);
   }
-}
-
-/**
- * `beforeTask`, then the handler with its value, in one run. Should `beforeTask` return while a
- * question is still pending (it caught the ask's rejection), the handler does not run: the run
- * ends asking, as it would have had the ask's rejection gone through.
- */
-export async function prepareThenRun(
-  tool: Tool,
-  args: unknown,
-  ctx: HandlerCall,
-): Promise<unknown> {
-  const prepared = await (tool.beforeTask as NonNullable<Tool["beforeTask"]>)(args as never, ctx);
-  if (ctx.asking()) throw new InputPending();
-  return tool.handler(args as never, ctx, prepared as never);
 }

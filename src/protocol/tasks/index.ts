@@ -6,7 +6,9 @@
  * The room's face: what the rest of the package uses of it. Modules outside the room import
  * only this file (scripts/check-layers.ts).
  */
-export { BeforeTaskInvocation, prepareThenRun } from "./before-task.js";
+export { BeforeTaskInvocation } from "./before-task.js";
+export type { TaskFeatureOptions } from "./task-methods.js";
+export { TaskFeature } from "./task-methods.js";
 export {
   notifySessionStream,
   notifyTaskListener,

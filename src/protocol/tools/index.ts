@@ -19,3 +19,6 @@ export type {
   ToolReturn,
 } from "./define-tool.js";
 export { defineTool } from "./define-tool.js";
+export { ToolInvocation } from "./tool-invocation.js";
+export type { ToolFeatureOptions, ToolTasks } from "./tool-methods.js";
+export { ToolFeature } from "./tool-methods.js";

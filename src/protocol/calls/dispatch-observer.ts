@@ -1,0 +1,43 @@
+/**
+ * What watches the dispatcher: told about every handler invocation (tools, resource reads, prompt
+ * gets, completions) and, when it asks, about every request. Metrics, error reporting and tracing
+ * are observers.
+ */
+import type { ResponseSink } from "../wire/index.js";
+import type { HandlerEnd, HandlerInfo, ToolOutcome } from "./handler-call.js";
+import type { RequestInfo } from "./request-info.js";
+
+/**
+ * Told about every handler invocation: its start, and its end with outcome, error and
+ * cancellation source. Every member is optional. Observers must not throw; what they throw is
+ * ignored.
+ */
+export interface DispatchObserver {
+  /** A tool call ended (metrics per tool). */
+  toolCall?(tool: string, outcome: ToolOutcome): void;
+  /**
+   * A handler is about to run. When the observers have `requestStarted`, only for handlers of
+   * requests one of them follows.
+   */
+  handlerStarted?(info: HandlerInfo): void;
+  /** A handler ended (answered, failed, was cancelled, or was abandoned: `killed`). */
+  handlerEnded?(info: HandlerInfo, end: HandlerEnd): void;
+  /**
+   * A request (any method) is about to run. May return a sink standing in for `sink` (it must
+   * forward every member) to see how the request's exchange ends: tracing ends its span there.
+   * An observer that returns none does not follow the request: its handler's
+   * {@link HandlerInfo.request} is then null.
+   */
+  requestStarted?(info: RequestInfo, sink: ResponseSink): ResponseSink | undefined;
+  /**
+   * Whether `requestStarted` may follow a request at this moment; false lets the dispatcher skip
+   * the request's info and the call altogether (tracing says false while no SDK is registered).
+   * Absent: always true.
+   */
+  followsRequests?(): boolean;
+  /**
+   * Runs the user's handler (`run`) inside the observer's context: tracing makes its span active.
+   * When the observers have `requestStarted`, only for handlers of requests one of them follows.
+   */
+  runHandler?(info: HandlerInfo, run: () => unknown): unknown;
+}
