@@ -15,8 +15,6 @@ export type {
   ElicitSchema,
   ElicitValue,
   InputRequest,
-  InputRequiredOptions,
-  InputRequiredSettings,
   PreparedAsk,
   Root,
   RootsResult,
@@ -24,17 +22,15 @@ export type {
   SampleResult,
   SamplingContent,
   SamplingMessage,
-} from "./input-required.js";
+} from "./client-asker.js";
+export { ClientAskerBase } from "./client-asker-base.js";
+export type { InputRequiredOptions, InputRequiredSettings } from "./input-required.js";
 export {
   ASKING_METHODS,
   cannotAsk,
   InputPending,
   inputRequiredSettings,
   openInputRound,
-  prepareElicit,
-  prepareElicitUrl,
-  prepareRoots,
-  prepareSample,
 } from "./input-required.js";
 export type {
   ClientReply,

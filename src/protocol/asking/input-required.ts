@@ -26,75 +26,11 @@
  * same answers). Answers already sealed win over a resent `inputResponses` entry (a client cannot
  * rewrite an earlier round); answers nobody asks for are ignored.
  */
-import { z } from "zod";
-import { CannotAskClientError, MissingClientCapabilityError } from "../../errors.js";
+import { CannotAskClientError } from "../../errors.js";
 import { isPlainObject } from "../wire/index.js";
+import type { AskOptions, InputRequest, PreparedAsk, RoundVerdict } from "./client-asker.js";
+import { ClientAskerBase } from "./client-asker-base.js";
 import { RequestStateSealer, type StateBinding } from "./request-state.js";
-
-/** The user's reply to an elicitation (MCP 2026-07-28 `ElicitResult`). */
-export type ElicitResult<T = Record<string, ElicitValue>> =
-  | { readonly action: "accept"; readonly content: T }
-  | { readonly action: "decline" | "cancel"; readonly content?: undefined };
-
-/** A value of an accepted form (MCP `ElicitResult.content`). */
-export type ElicitValue = string | number | boolean | string[];
-
-/** A form elicitation's `requestedSchema`: a flat object of primitive properties. */
-export interface ElicitSchema {
-  readonly type: "object";
-  readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-  readonly required?: readonly string[];
-}
-
-/** The sampling request's params (MCP 2026-07-28 `CreateMessageRequestParams`). */
-export interface SampleRequest {
-  readonly messages: readonly SamplingMessage[];
-  readonly maxTokens: number;
-  readonly systemPrompt?: string;
-  readonly modelPreferences?: Readonly<Record<string, unknown>>;
-  readonly temperature?: number;
-  readonly stopSequences?: readonly string[];
-  readonly metadata?: Readonly<Record<string, unknown>>;
-  readonly includeContext?: "none" | "thisServer" | "allServers";
-  /** Tools for the client's model; needs the client's `sampling.tools` capability. */
-  readonly tools?: readonly Readonly<Record<string, unknown>>[];
-  readonly toolChoice?: { readonly mode?: "auto" | "required" | "none" };
-}
-
-/** One message to or from the model (MCP `SamplingMessage`). */
-export interface SamplingMessage {
-  readonly role: "user" | "assistant";
-  readonly content: SamplingContent | readonly SamplingContent[];
-}
-
-/** A content block of a sampling message (text, image, audio, tool_use, tool_result). */
-export type SamplingContent = { readonly type: string } & Readonly<Record<string, unknown>>;
-
-/** The model's answer (MCP 2026-07-28 `CreateMessageResult`). */
-export interface SampleResult extends SamplingMessage {
-  readonly model: string;
-  readonly stopReason?: string;
-}
-
-/** One root the client exposes (MCP `Root`). */
-export interface Root {
-  readonly uri: string;
-  readonly name?: string;
-}
-
-/** The client's roots (MCP 2026-07-28 `ListRootsResult`). */
-export interface RootsResult {
-  readonly roots: readonly Root[];
-}
-
-/** Options of one ask. */
-export interface AskOptions {
-  /**
-   * The question's key in `inputRequests` (1-64 characters of `A-Z a-z 0-9 _ . -`). Default: the
-   * kind and the ask's position in the run (`elicit-1`, `sample-2`, `roots-3`).
-   */
-  readonly key?: string;
-}
 
 /**
  * What an ask without an answer rejects with: the handler stops here and the request answers an
@@ -119,19 +55,6 @@ export interface InputRequiredSettings {
   readonly maxResponseBytes: number;
 }
 
-/** How a run of the handler ended, as far as asking goes. */
-export type RoundVerdict =
-  | { readonly kind: "complete" }
-  | { readonly kind: "input_required"; readonly json: string | null }
-  | { readonly kind: "invalid"; readonly message: string };
-
-/** A question as sent: a request's method and params. */
-export type InputRequest = {
-  readonly method: string;
-  readonly params?: Record<string, unknown>;
-};
-
-const KEY = /^[A-Za-z0-9_.-]{1,64}$/;
 const INVALID_STATE = "requestState is invalid or expired; retry the request without it";
 const RESPONSES_NOT_OBJECT = "inputResponses must be an object of objects";
 
@@ -185,40 +108,6 @@ export function openInputRound(
 const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
- * Where a handler's `ctx.elicit` / `ctx.elicitUrl` / `ctx.sample` / `ctx.roots` go. One per
- * request that can ask; the handler call delegates to it and knows nothing of the era. Two kinds:
- * {@link InputRound} (2026-07-28 input-required results: asks end the request, `verdict` says
- * how) and `ServerRequestAsker` (server-requests.ts: 2025-11-25 requests on the call's stream,
- * asks resolve in place, `close` withdraws the open ones when the call ends).
- */
-export interface ClientAsker {
-  elicit<T>(
-    message: string,
-    schema: ElicitSchema | z.ZodObject,
-    options?: AskOptions,
-  ): Promise<ElicitResult<T>>;
-  elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>>;
-  sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult>;
-  roots(options?: AskOptions): Promise<RootsResult>;
-  /** What the handler saved in an earlier round (input-required results only). */
-  readonly savedState: unknown;
-  saveState(value: unknown): void;
-  /**
-   * How the run ends as far as asking goes, once the handler settled: an asker whose asks end
-   * the request (input-required results) says so here; absent, the handler's own result stands.
-   */
-  verdict?(): RoundVerdict;
-  /** Whether the run will end asking (a question pending, or an answer invalid); cheap. */
-  waiting?(): boolean;
-  /**
-   * The call is over (cancelled, its client gone, or settled): asks still waiting are withdrawn
-   * and reject with `error()`; `reason` is what the client is told. The error is made only when
-   * an ask is waiting: a settled call almost never has one, and an Error's stack is not free.
-   */
-  close?(reason: string, error: () => unknown): void;
-}
-
-/**
  * The asks of one run of a handler on a 2026-07-28 request.
  *
  * @example
@@ -226,11 +115,10 @@ export interface ClientAsker {
  * const answer = await round.elicit("Proceed?", { type: "object", properties: { ok: { type: "boolean" } } });
  * ```
  */
-export class InputRound implements ClientAsker {
+export class InputRound extends ClientAskerBase {
   private readonly pending = new Map<string, InputRequest>();
   /** Answers used by this run (sealed ones and new ones), carried into the next state. */
   private readonly used: Record<string, unknown> = {};
-  private asked = 0;
   private invalid: string | null = null;
   private nextState: unknown;
 
@@ -241,39 +129,16 @@ export class InputRound implements ClientAsker {
     private readonly given: Readonly<Record<string, unknown>>,
     private readonly sealed: Readonly<Record<string, unknown>>,
     /** The handler's saved state from the previous round, undefined on the first. */
-    readonly savedState: unknown,
+    override readonly savedState: unknown,
     private readonly exp: number,
   ) {
+    super();
     this.nextState = savedState;
   }
 
   /** Sets the value the next round's `savedState` will be (JSON-serialisable). */
-  saveState(value: unknown): void {
+  override saveState(value: unknown): void {
     this.nextState = value;
-  }
-
-  elicit<T>(
-    message: string,
-    schema: ElicitSchema | z.ZodObject,
-    options?: AskOptions,
-  ): Promise<ElicitResult<T>> {
-    return this.ask(prepareElicit(this.capabilities, message, schema), options) as Promise<
-      ElicitResult<T>
-    >;
-  }
-
-  elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>> {
-    return this.ask(prepareElicitUrl(this.capabilities, message, url), options) as Promise<
-      ElicitResult<undefined>
-    >;
-  }
-
-  sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult> {
-    return this.ask(prepareSample(this.capabilities, request), options) as Promise<SampleResult>;
-  }
-
-  roots(options?: AskOptions): Promise<RootsResult> {
-    return this.ask(prepareRoots(this.capabilities), options) as Promise<RootsResult>;
   }
 
   waiting(): boolean {
@@ -306,14 +171,14 @@ export class InputRound implements ClientAsker {
     };
   }
 
-  private ask(prepared: PreparedAsk | Error, options: AskOptions | undefined): Promise<unknown> {
-    if (prepared instanceof Error) return Promise.reject(prepared);
-    const { kind, request, check } = prepared;
-    this.asked++;
-    const key = options?.key ?? `${kind}-${this.asked}`;
-    if (typeof key !== "string" || !KEY.test(key)) {
-      return Promise.reject(new TypeError("ask key: 1-64 characters of A-Z a-z 0-9 _ . -"));
-    }
+  protected declared(): Readonly<Record<string, unknown>> {
+    return this.capabilities;
+  }
+
+  protected ask(prepared: PreparedAsk, options: AskOptions | undefined): Promise<unknown> {
+    const { request, check } = prepared;
+    const key = this.keyOf(prepared, options);
+    if (key instanceof TypeError) return Promise.reject(key);
     const fromState = Object.hasOwn(this.sealed, key);
     const answer = fromState
       ? this.sealed[key]
@@ -334,92 +199,6 @@ export class InputRound implements ClientAsker {
   }
 }
 
-/**
- * One question as the spec's request (`elicitation/create`, `sampling/createMessage`,
- * `roots/list`) with the check of its answer: shared by both eras' askers.
- */
-export interface PreparedAsk {
-  /** The kind, as default question keys name it. */
-  readonly kind: "elicit" | "sample" | "roots";
-  readonly request: InputRequest;
-  /** The answer, checked and shaped; a string says what is wrong with it. */
-  readonly check: (answer: unknown) => unknown;
-}
-
-/**
- * A form elicitation for a client with `capabilities`, or the error the ask rejects with: a
- * {@link MissingClientCapabilityError}, or a TypeError for a schema the spec does not allow.
- */
-export function prepareElicit(
-  capabilities: Readonly<Record<string, unknown>>,
-  message: string,
-  schema: ElicitSchema | z.ZodObject,
-): PreparedAsk | Error {
-  const elicitation = capabilities.elicitation;
-  // An empty `elicitation` object declares form mode (2025-11-25 and 2026-07-28 elicitation,
-  // "Capabilities").
-  const form =
-    isPlainObject(elicitation) &&
-    (isPlainObject(elicitation.form) || !isPlainObject(elicitation.url));
-  if (!form) return new MissingClientCapabilityError({ elicitation: {} });
-  const zod = schema instanceof z.ZodType ? schema : null;
-  const requestedSchema = zod === null ? (schema as ElicitSchema) : jsonSchemaOf(zod);
-  // A programming error, reported as such (-32603 and the server's onError), not sent.
-  if (!isFlatForm(requestedSchema)) return new TypeError(FORM_RULE);
-  return {
-    kind: "elicit",
-    request: { method: "elicitation/create", params: { mode: "form", message, requestedSchema } },
-    check: (answer) => elicitAnswer(answer, requestedSchema, zod),
-  };
-}
-
-/** A URL elicitation for a client with `capabilities`, or the error the ask rejects with. */
-export function prepareElicitUrl(
-  capabilities: Readonly<Record<string, unknown>>,
-  message: string,
-  url: string,
-): PreparedAsk | Error {
-  const elicitation = capabilities.elicitation;
-  if (!isPlainObject(elicitation) || !isPlainObject(elicitation.url)) {
-    return new MissingClientCapabilityError({ elicitation: { url: {} } });
-  }
-  return {
-    kind: "elicit",
-    request: { method: "elicitation/create", params: { mode: "url", message, url } },
-    check: (answer) => elicitAnswer(answer, null, null),
-  };
-}
-
-/** A sampling request for a client with `capabilities`, or the error the ask rejects with. */
-export function prepareSample(
-  capabilities: Readonly<Record<string, unknown>>,
-  request: SampleRequest,
-): PreparedAsk | Error {
-  const sampling = capabilities.sampling;
-  if (!isPlainObject(sampling)) return new MissingClientCapabilityError({ sampling: {} });
-  if (
-    (request.tools !== undefined || request.toolChoice !== undefined) &&
-    !isPlainObject(sampling.tools)
-  ) {
-    return new MissingClientCapabilityError({ sampling: { tools: {} } });
-  }
-  const context = request.includeContext;
-  if (context !== undefined && context !== "none" && !isPlainObject(sampling.context)) {
-    return new MissingClientCapabilityError({ sampling: { context: {} } });
-  }
-  return {
-    kind: "sample",
-    request: { method: "sampling/createMessage", params: { ...request } },
-    check: sampleAnswer,
-  };
-}
-
-/** A roots request for a client with `capabilities`, or the error the ask rejects with. */
-export function prepareRoots(capabilities: Readonly<Record<string, unknown>>): PreparedAsk | Error {
-  if (!isPlainObject(capabilities.roots)) return new MissingClientCapabilityError({ roots: {} });
-  return { kind: "roots", request: { method: "roots/list", params: {} }, check: rootsAnswer };
-}
-
 /** Rejected with {@link InputPending}, and marked handled: a handler that never awaits it is fine. */
 function pendingPromise(): Promise<never> {
   const promise = Promise.reject(new InputPending());
@@ -428,143 +207,6 @@ function pendingPromise(): Promise<never> {
 }
 
 function noop(): void {}
-
-/** A zod object as a form's `requestedSchema` (only the keys the spec's schema has). */
-function jsonSchemaOf(schema: z.ZodType): ElicitSchema {
-  const json = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as Record<
-    string,
-    unknown
-  >;
-  const result: {
-    type: "object";
-    properties: Record<string, Record<string, unknown>>;
-    required?: string[];
-  } = {
-    type: "object",
-    properties: (json.properties ?? {}) as Record<string, Record<string, unknown>>,
-  };
-  if (Array.isArray(json.required)) result.required = json.required as string[];
-  return result;
-}
-
-const FORM_RULE =
-  "ctx.elicit: the schema must be an object of primitive properties (string, number, integer, boolean, or an array of enum strings), as MCP 2026-07-28 elicitation, 'Requested Schema', restricts it";
-const PRIMITIVE_TYPES: ReadonlySet<unknown> = new Set(["string", "number", "integer", "boolean"]);
-
-/** A form's schema as the spec restricts it: flat, primitive properties (arrays of enums only). */
-function isFlatForm(schema: unknown): boolean {
-  if (!isPlainObject(schema) || schema.type !== "object" || !isPlainObject(schema.properties)) {
-    return false;
-  }
-  if (schema.required !== undefined && !Array.isArray(schema.required)) return false;
-  return Object.values(schema.properties).every(
-    (property) =>
-      isPlainObject(property) &&
-      (PRIMITIVE_TYPES.has(property.type) ||
-        (property.type === "array" &&
-          isPlainObject(property.items) &&
-          allowedValues(property.items) !== null)),
-  );
-}
-
-/** An `ElicitResult`, checked against the form it answers; a string says what is wrong. */
-function elicitAnswer(
-  answer: unknown,
-  schema: ElicitSchema | null,
-  zod: z.ZodType | null,
-): unknown {
-  if (!isPlainObject(answer)) return "not an object";
-  const { action } = answer;
-  if (action === "decline" || action === "cancel") return { action };
-  if (action !== "accept") return "action must be accept, decline or cancel";
-  if (schema === null) return { action }; // URL mode: no content
-  const content = answer.content ?? {};
-  if (!isPlainObject(content)) return "content must be an object";
-  if (zod !== null) {
-    const parsed = zod.safeParse(content);
-    return parsed.success
-      ? { action, content: parsed.data }
-      : "content does not match the requested schema";
-  }
-  const kept: Record<string, unknown> = {};
-  for (const [name, property] of Object.entries(schema.properties)) {
-    const value = content[name];
-    if (value === undefined) {
-      if (schema.required?.includes(name)) return `content.${name} is required`;
-      continue;
-    }
-    if (!matches(value, property)) return `content.${name} does not match the requested schema`;
-    kept[name] = value;
-  }
-  return { action, content: kept };
-}
-
-/** One value against a primitive property schema of a form (2026-07-28 elicitation, "Requested Schema"). */
-function matches(value: unknown, property: Readonly<Record<string, unknown>>): boolean {
-  const allowed = allowedValues(property);
-  switch (property.type) {
-    case "string":
-      return typeof value === "string" && (allowed === null || allowed.includes(value));
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    case "integer":
-      return typeof value === "number" && Number.isInteger(value);
-    case "boolean":
-      return typeof value === "boolean";
-    case "array": {
-      if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) return false;
-      const items = isPlainObject(property.items) ? allowedValues(property.items) : null;
-      return items === null || value.every((item) => items.includes(item));
-    }
-    default:
-      return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
-  }
-}
-
-/** The values an enum property allows (`enum`, or the `const`s of `oneOf` / `anyOf`), or null. */
-function allowedValues(property: Readonly<Record<string, unknown>>): unknown[] | null {
-  if (Array.isArray(property.enum)) return property.enum;
-  const options = Array.isArray(property.oneOf)
-    ? property.oneOf
-    : Array.isArray(property.anyOf)
-      ? property.anyOf
-      : null;
-  return options === null
-    ? null
-    : options.map((option) => (isPlainObject(option) ? option.const : undefined));
-}
-
-/** A `CreateMessageResult`; a string says what is wrong. */
-function sampleAnswer(answer: unknown): unknown {
-  if (!isPlainObject(answer)) return "not an object";
-  if (answer.role !== "assistant" && answer.role !== "user")
-    return "role must be assistant or user";
-  if (typeof answer.model !== "string") return "model must be a string";
-  if (answer.stopReason !== undefined && typeof answer.stopReason !== "string") {
-    return "stopReason must be a string";
-  }
-  const blocks = Array.isArray(answer.content) ? answer.content : [answer.content];
-  if (
-    blocks.length === 0 ||
-    !blocks.every((block) => isPlainObject(block) && typeof block.type === "string")
-  ) {
-    return "content must be a content block or an array of them";
-  }
-  return answer;
-}
-
-/** A `ListRootsResult`; a string says what is wrong. */
-function rootsAnswer(answer: unknown): unknown {
-  if (!isPlainObject(answer) || !Array.isArray(answer.roots)) return "roots must be an array";
-  for (const root of answer.roots) {
-    if (!isPlainObject(root) || typeof root.uri !== "string" || !root.uri.startsWith("file://")) {
-      return "every root needs a file:// uri";
-    }
-    if (root.name !== undefined && typeof root.name !== "string")
-      return "a root's name must be a string";
-  }
-  return { roots: answer.roots };
-}
 
 /** The error an ask gives where the client cannot be asked (2025-11-25, or a method without MRTR). */
 export function cannotAsk(): Promise<never> {

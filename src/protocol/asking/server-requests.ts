@@ -34,20 +34,8 @@ import {
 } from "../../option-schema.js";
 import type { ResponseSink } from "../wire/index.js";
 import { isPlainObject, notificationJson } from "../wire/index.js";
-import {
-  type AskOptions,
-  type ClientAsker,
-  type ElicitResult,
-  type ElicitSchema,
-  type PreparedAsk,
-  prepareElicit,
-  prepareElicitUrl,
-  prepareRoots,
-  prepareSample,
-  type RootsResult,
-  type SampleRequest,
-  type SampleResult,
-} from "./input-required.js";
+import type { PreparedAsk } from "./client-asker.js";
+import { ClientAskerBase } from "./client-asker-base.js";
 import {
   type ClientReply,
   PendingServerRequests,
@@ -158,9 +146,7 @@ const CALL_OVER = "The request already ended: the client can no longer be asked"
  * const answer = await asker.elicit("Deploy?", { type: "object", properties: { ok: { type: "boolean" } } });
  * ```
  */
-export class ServerRequestAsker implements ClientAsker {
-  /** Only input-required rounds carry saved state. */
-  readonly savedState: undefined = undefined;
+export class ServerRequestAsker extends ClientAskerBase {
   /** Asks in flight; made on the first ask (most calls never ask). */
   private open: Set<OpenAsk> | null = null;
   private over = false;
@@ -173,37 +159,14 @@ export class ServerRequestAsker implements ClientAsker {
     private readonly capabilities: Readonly<Record<string, unknown>> | null,
     /** Told of each ask's end and of the asker's close (a task's outbox keeps its record by them). */
     private readonly hooks: AskerHooks | null = null,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Asks in flight now. */
   get pending(): number {
     return this.open?.size ?? 0;
   }
-
-  elicit<T>(
-    message: string,
-    schema: ElicitSchema | z.ZodObject,
-    _options?: AskOptions,
-  ): Promise<ElicitResult<T>> {
-    return this.send(prepareElicit(this.declared(), message, schema)) as Promise<ElicitResult<T>>;
-  }
-
-  elicitUrl(message: string, url: string, _options?: AskOptions): Promise<ElicitResult<undefined>> {
-    return this.send(prepareElicitUrl(this.declared(), message, url)) as Promise<
-      ElicitResult<undefined>
-    >;
-  }
-
-  sample(request: SampleRequest, _options?: AskOptions): Promise<SampleResult> {
-    return this.send(prepareSample(this.declared(), request)) as Promise<SampleResult>;
-  }
-
-  roots(_options?: AskOptions): Promise<RootsResult> {
-    return this.send(prepareRoots(this.declared())) as Promise<RootsResult>;
-  }
-
-  /** Nothing to save: a 2025-era ask resolves in place. */
-  saveState(): void {}
 
   /**
    * The call is over (`reason` says why): every open ask is withdrawn and rejects with `error()`;
@@ -231,16 +194,14 @@ export class ServerRequestAsker implements ClientAsker {
     void this.sink.notify(notificationJson("notifications/cancelled", { requestId: id, reason }));
   }
 
-  private declared(): Readonly<Record<string, unknown>> {
+  /** Unknown capabilities under "refuse": every ask fails as for an undeclared capability. */
+  protected declared(): Readonly<Record<string, unknown>> {
     if (this.capabilities !== null) return this.capabilities;
     return this.settings.unknownCapabilities === "assume" ? EVERYTHING : NOTHING;
   }
 
-  private send(prepared: PreparedAsk | Error): Promise<unknown> {
-    if (prepared instanceof Error) {
-      // Unknown capabilities under "refuse": the same error as an undeclared capability.
-      return Promise.reject(prepared);
-    }
+  /** A 2025-era ask resolves in place: no key names it (`options` is not used). */
+  protected ask(prepared: PreparedAsk): Promise<unknown> {
     if (this.over || this.sink.ended) return Promise.reject(new CannotAskClientError(CALL_OVER));
     if (!this.sink.streamable) return Promise.reject(new CannotAskClientError(NO_STREAM));
     const { table, timeoutMs } = this.settings;

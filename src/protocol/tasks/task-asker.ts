@@ -16,26 +16,14 @@
  * reaches {@link TaskAsker.answer} through the reply bus (task-update-relay.ts), where an answer
  * that fails its check is ignored instead (its ack was already sent).
  */
-import type { z } from "zod";
-
 import type { TaskStore } from "../../tasks/task-store.js";
 import {
   type AskOptions,
-  type ClientAsker,
-  type ElicitResult,
-  type ElicitSchema,
+  ClientAskerBase,
   type InputRequest,
   type PreparedAsk,
-  prepareElicit,
-  prepareElicitUrl,
-  prepareRoots,
-  prepareSample,
-  type RootsResult,
-  type SampleRequest,
-  type SampleResult,
 } from "../asking/index.js";
 
-const KEY = /^[A-Za-z0-9_.-]{1,64}$/;
 /** Most questions one task may have outstanding at once. */
 const MAX_OUTSTANDING = 16;
 
@@ -55,11 +43,9 @@ interface Outstanding {
  * // handed to the task's handler call; tasks/update calls asker.answer(inputResponses)
  * ```
  */
-export class TaskAsker implements ClientAsker {
-  readonly savedState: unknown = undefined;
+export class TaskAsker extends ClientAskerBase {
   private readonly outstanding = new Map<string, Outstanding>();
   private readonly used = new Set<string>();
-  private asked = 0;
   private closed = false;
   /** Store writes in order, one at a time. */
   private writes: Promise<unknown> = Promise.resolve();
@@ -71,33 +57,8 @@ export class TaskAsker implements ClientAsker {
     private readonly capabilities: Readonly<Record<string, unknown>>,
     /** Told after each write of the questions (status notifications, task-service.ts). */
     private readonly changed: () => void = noop,
-  ) {}
-
-  /** Input-required results only: a task keeps its state in the handler itself. */
-  saveState(): void {}
-
-  elicit<T>(
-    message: string,
-    schema: ElicitSchema | z.ZodObject,
-    options?: AskOptions,
-  ): Promise<ElicitResult<T>> {
-    return this.ask(prepareElicit(this.capabilities, message, schema), options) as Promise<
-      ElicitResult<T>
-    >;
-  }
-
-  elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>> {
-    return this.ask(prepareElicitUrl(this.capabilities, message, url), options) as Promise<
-      ElicitResult<undefined>
-    >;
-  }
-
-  sample(request: SampleRequest, options?: AskOptions): Promise<SampleResult> {
-    return this.ask(prepareSample(this.capabilities, request), options) as Promise<SampleResult>;
-  }
-
-  roots(options?: AskOptions): Promise<RootsResult> {
-    return this.ask(prepareRoots(this.capabilities), options) as Promise<RootsResult>;
+  ) {
+    super();
   }
 
   /**
@@ -133,14 +94,14 @@ export class TaskAsker implements ClientAsker {
     this.outstanding.clear();
   }
 
-  private ask(prepared: PreparedAsk | Error, options: AskOptions | undefined): Promise<unknown> {
-    if (prepared instanceof Error) return Promise.reject(prepared);
+  protected declared(): Readonly<Record<string, unknown>> {
+    return this.capabilities;
+  }
+
+  protected ask(prepared: PreparedAsk, options: AskOptions | undefined): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error("the task has ended"));
-    this.asked++;
-    const key = options?.key ?? `${prepared.kind}-${this.asked}`;
-    if (typeof key !== "string" || !KEY.test(key)) {
-      return Promise.reject(new TypeError("ask key: 1-64 characters of A-Z a-z 0-9 _ . -"));
-    }
+    const key = this.keyOf(prepared, options);
+    if (key instanceof TypeError) return Promise.reject(key);
     if (this.used.has(key)) {
       return Promise.reject(new TypeError(`ask key ${key} was already used in this task`));
     }
