@@ -35,7 +35,7 @@ const HEAP_LIMIT = 256 * 1_048_576;
 const TENANTS = 4;
 /** Node stderr lines that are documented behaviour under chaos (README, "Outages"). */
 const EXPECTED_STDERR =
-  /Redis (cancellation store|session store|task store|reply bus|change feed) (unreachable|call failed)|^\[\d+\] conduit-mcp: SIGTERM received, closing$/;
+  /Redis (cancellation store|session store|task store|reply bus|change feed) (unreachable|call failed)|^\[\d+\] conduit-mcp: SIGTERM received, closing$|^\[\d+\] conduit-mcp: Redis (unreachable: not ready \(GET \/ready answers 503\)|reachable again after [\d.]+ s: ready \(GET \/ready answers 200\))/;
 
 interface ChaosSettings {
   durationS: number;
