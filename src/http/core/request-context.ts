@@ -16,38 +16,52 @@ import type { RequestInput, ResponseTarget } from "../transport.js";
 import type { CoreState } from "./core-state.js";
 
 export class RequestContext {
-  readonly core: CoreState;
-  readonly input: RequestInput;
-  readonly target: ResponseTarget;
+  // Declared, then assigned in the constructor: plain stores, which V8 optimizes the way it does
+  // any constructor's (a class field initializer went through an IC per field per request).
+  declare readonly core: CoreState;
+  declare readonly input: RequestInput;
+  declare readonly target: ResponseTarget;
   /** Who asked (authentication); null without authentication. */
-  principal: Principal | null = null;
+  declare principal: Principal | null;
   /** What the client accepts (negotiation): `ACCEPTS_JSON` and `ACCEPTS_SSE` bits. */
-  accepts = 0;
+  declare accepts: number;
   /** The scope the request comes from — its principal, else its client's IP bucket (admission). */
-  origin = "";
+  declare origin: string;
   /** The request holds a unit of {@link origin} (admission) that nobody gave back yet. */
-  holdsUnit = false;
+  declare holdsUnit: boolean;
   /** The unit is a notice unit, not a request unit: only a notification may follow. */
-  notice = false;
+  declare notice: boolean;
   /** Why the origin's request unit was refused (for a request read on a notice unit). */
-  refusal: LimitOutcome = ACQUIRED;
+  declare refusal: LimitOutcome;
   /** The message's method once read; null before, and for a client's answer (a metrics label). */
-  method: string | null = null;
+  declare method: string | null;
   /** The validated session (2025 era), or null: none presented, sessions off, or 2026-07-28. */
-  sessionId: string | null = null;
+  declare sessionId: string | null;
   /** The session's `logging/setLevel` threshold (a 2026-07-28 request: its envelope's). */
-  logLevel: LoggingLevel | null = null;
+  declare logLevel: LoggingLevel | null;
   /** What the session's client declared it can be asked; null when unknown (no session). */
-  clientCapabilities: Readonly<Record<string, unknown>> | null = null;
+  declare clientCapabilities: Readonly<Record<string, unknown>> | null;
   /** The session's own scope, or null: its request takes a unit there too. */
-  sessionScope: string | null = null;
+  declare sessionScope: string | null;
   /** The scope the message is handled in: session > principal > IP bucket (scope.ts). */
-  scope = "";
+  declare scope: string;
 
   constructor(core: CoreState, input: RequestInput, target: ResponseTarget) {
     this.core = core;
     this.input = input;
     this.target = target;
+    this.principal = null;
+    this.accepts = 0;
+    this.origin = "";
+    this.holdsUnit = false;
+    this.notice = false;
+    this.refusal = ACQUIRED;
+    this.method = null;
+    this.sessionId = null;
+    this.logLevel = null;
+    this.clientCapabilities = null;
+    this.sessionScope = null;
+    this.scope = "";
   }
 }
 
