@@ -35,6 +35,7 @@ export const LAYERS: readonly Layer[] = [
   { path: "option-schema.ts", rank: 1 },
   { path: "steady-table.ts", rank: 1 },
   { path: "reachability.ts", rank: 1 },
+  { path: "runtime.ts", rank: 1 },
   // Building blocks: tenant identity, cancellation bookkeeping, sessions, task records, the contract that carries
   // clients' answers between nodes.
   { path: "identity", rank: 2 },

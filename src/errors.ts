@@ -55,7 +55,8 @@ export type ConduitErrorCode =
   | "CONDUIT_ERR_POOL_CLOSED"
   | "CONDUIT_ERR_INVALID_PARAMS"
   | "CONDUIT_ERR_CANNOT_ASK_CLIENT"
-  | "CONDUIT_ERR_CLIENT_REQUEST_FAILED";
+  | "CONDUIT_ERR_CLIENT_REQUEST_FAILED"
+  | "CONDUIT_ERR_UNSUPPORTED_RUNTIME";
 
 /** Base class of every local error: a stable `code`, a `name` and an optional `cause`. */
 export class ConduitError extends Error {
@@ -318,6 +319,33 @@ export class WorkerPoolClosedError extends ConduitError {
   constructor() {
     super("CONDUIT_ERR_POOL_CLOSED", "the worker pool is closed");
   }
+}
+
+/**
+ * A feature that needs a Node.js built-in module (worker threads, a listening socket, stdio) was
+ * used on a runtime that does not have it, e.g. Cloudflare Workers (docs/runtimes.md). The
+ * message names the runtime, the feature and what to use instead.
+ */
+export class UnsupportedRuntimeError extends ConduitError {
+  /** The runtime, as `currentRuntime()` names it: `"workerd"`, `"unknown"`, … */
+  readonly runtime: string;
+  /** The feature that cannot work there, e.g. `"isolated tools"`. */
+  readonly feature: string;
+
+  constructor(feature: string, runtime: string, instead: string) {
+    super(
+      "CONDUIT_ERR_UNSUPPORTED_RUNTIME",
+      `conduit-mcp: ${feature} cannot work on ${runtimeLabel(runtime)}; ${instead}`,
+    );
+    this.runtime = runtime;
+    this.feature = feature;
+  }
+}
+
+function runtimeLabel(runtime: string): string {
+  if (runtime === "workerd") return "Cloudflare Workers (workerd)";
+  if (runtime === "unknown") return "this runtime";
+  return runtime;
 }
 
 /** Renders an option value for an error message without ever throwing. */

@@ -93,6 +93,7 @@ export {
   StoreClosedError,
   TaskStoreUnavailableError,
   ToolKilledError,
+  UnsupportedRuntimeError,
   WorkerPoolClosedError,
   WorkerPoolFullError,
 } from "./errors.js";

@@ -2,13 +2,13 @@
  * Options of {@link WorkerPool}, checked at construction so a misconfiguration fails at start-up,
  * never mid-request (see src/option-schema.ts).
  */
-import { availableParallelism } from "node:os";
 import type { ResourceLimits } from "node:worker_threads";
 
 import { z } from "zod";
 
 import { InvalidOptionError } from "../errors.js";
 import { MAX_TIMER_MS, OPTION, optionKind, readOption } from "../option-schema.js";
+import { optionalBuiltin } from "../runtime.js";
 
 /** What `new WorkerPool(options)` takes; every field is optional. */
 export interface WorkerPoolOptions {
@@ -94,7 +94,7 @@ export function resolvePoolOptions(options: WorkerPoolOptions = {}): ResolvedPoo
 }
 
 function checkMaxWorkers(value: unknown): number {
-  const fallback = Math.max(1, availableParallelism() - 1);
+  const fallback = Math.max(1, parallelism() - 1);
   return readOption(OPTION.positiveInteger, "maxWorkers", value, fallback);
 }
 
@@ -135,4 +135,16 @@ function checkResourceLimits(value: unknown): ResourceLimits | undefined {
     limits[key] = limit;
   }
   return Object.freeze(limits);
+}
+
+/**
+ * `os.availableParallelism()` where node:os exists; the web's `navigator.hardwareConcurrency`
+ * elsewhere (the package entry loads no node:os: docs/runtimes.md); else 1.
+ */
+function parallelism(): number {
+  const os = optionalBuiltin<typeof import("node:os")>("node:os");
+  if (os !== undefined) return os.availableParallelism();
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: unknown } }).navigator
+    ?.hardwareConcurrency;
+  return typeof cores === "number" && Number.isSafeInteger(cores) && cores > 0 ? cores : 1;
 }

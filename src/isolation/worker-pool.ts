@@ -7,7 +7,7 @@
  * keep the process alive. Fair between tenants: a scope holds at most `maxWorkersPerScope`
  * workers and `maxQueuePerScope` waiting tasks, and freed workers go round-robin over scopes.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 
 import type { RequestId } from "../cancellation/types.js";
 import {
@@ -18,6 +18,7 @@ import {
   WorkerPoolFullError,
 } from "../errors.js";
 import type { LoggingLevel } from "../logging-levels.js";
+import { nodeBuiltin } from "../runtime.js";
 import type { IsolatedHandler } from "./isolated-handler.js";
 import type { CancelReason, FromWorkerMessage, SerializedError } from "./messages.js";
 import {
@@ -134,8 +135,16 @@ export class WorkerPool {
   #nextTaskId = 1;
   #closed = false;
 
+  /** Node's `Worker`, loaded with the first pool (never by importing the package). */
+  readonly #Worker: typeof Worker;
+
   constructor(options: WorkerPoolOptions = {}) {
     this.#options = resolvePoolOptions(options);
+    this.#Worker = nodeBuiltin<typeof import("node:worker_threads")>("node:worker_threads", {
+      feature: "isolated tools (worker threads)",
+      instead:
+        "declare the tool without `isolated` (its handler must then honour ctx.signal), or serve it from Node.js, Bun or Deno",
+    }).Worker;
   }
 
   /** Live worker threads (busy, idle or terminating); never more than `maxWorkers`. */
@@ -321,7 +330,7 @@ export class WorkerPool {
 
   #spawn(): Slot {
     script ??= workerScript();
-    const worker = new Worker(script.specifier, {
+    const worker = new this.#Worker(script.specifier, {
       eval: script.eval,
       ...(script.execArgv === undefined ? {} : { execArgv: script.execArgv }),
       ...(this.#options.resourceLimits === undefined

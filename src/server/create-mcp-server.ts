@@ -4,7 +4,7 @@
  * graceful close).
  */
 
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { CancellationRegistry } from "../cancellation/index.js";
 import { type ChangeEvent, type ChangeFeed, MemoryChangeFeed } from "../changes/index.js";
@@ -54,6 +54,7 @@ import {
   sessionOfScope,
 } from "../protocol/tasks/index.js";
 import type { Reachability } from "../reachability.js";
+import { nodeBuiltin } from "../runtime.js";
 import {
   MemorySessionStore,
   mintSessionId,
@@ -526,6 +527,13 @@ class ConduitMcpServer implements McpServer {
     if (this.httpServer !== null || this.closing) {
       return Promise.reject(new Error("conduit-mcp: listen() was already called"));
     }
+    // First, so that nothing changes where listen() cannot work.
+    let http: typeof import("node:http");
+    try {
+      http = nodeBuiltin<typeof import("node:http")>("node:http", LISTEN_FEATURE);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.resourceServer?.resource === null && !isLoopbackListenHost(host)) {
       // The audience tokens must name cannot be guessed from a public bind address (a proxy or
       // a TLS terminator usually stands in front), and must never come from a Host header.
@@ -542,7 +550,7 @@ class ConduitMcpServer implements McpServer {
     // Slow clients: node cuts a client still sending its headers or its request after
     // these (408, then close). It checks every `connectionsCheckingInterval` (30 s by default),
     // so the interval follows the shorter timeout.
-    const server = createServer(
+    const server = http.createServer(
       {
         headersTimeout: this.headersTimeoutMs,
         requestTimeout: this.requestTimeoutMs,
@@ -628,6 +636,13 @@ class ConduitMcpServer implements McpServer {
     if (this.ownsRegistry) await this.registry.close();
   }
 }
+
+/** `listen()` needs node:http; where there is none, the runtime serves `server.fetch` itself. */
+const LISTEN_FEATURE = {
+  feature: "listen() (node:http)",
+  instead:
+    "hand server.fetch to the runtime instead: `export default { fetch: (request) => server.fetch(request) }` on Cloudflare Workers (docs/runtimes.md)",
+};
 
 function resourceUpdatedJson(uri: string): string {
   return JSON.stringify({

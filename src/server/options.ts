@@ -4,7 +4,6 @@
  * never mid-request.
  */
 
-import { createRequire } from "node:module";
 import { CancellationRegistry } from "../cancellation/index.js";
 import type { ChangeFeed } from "../changes/index.js";
 import { InvalidOptionError } from "../errors.js";
@@ -332,17 +331,12 @@ export const DEFAULTS = Object.freeze({
   maxListenUris: 64,
 });
 
-/** The package version, read once (works from `src/server` and from `dist/server`). */
-export const PACKAGE_VERSION: string = readPackageVersion();
-
-function readPackageVersion(): string {
-  try {
-    const pkg = createRequire(import.meta.url)("../../package.json") as { version?: unknown };
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
-}
+/**
+ * The package version (the server's default `version`). A constant rather than a read of
+ * package.json, so the entry needs no node:module (docs/runtimes.md);
+ * test/runtimes/package-version.test.ts keeps it equal to package.json's.
+ */
+export const PACKAGE_VERSION = "0.1.0";
 
 const PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
 

@@ -7,7 +7,8 @@
  * for the scope and cancellation rules.
  */
 import type { Readable, Writable } from "node:stream";
-
+import { UnsupportedRuntimeError } from "../errors.js";
+import { currentRuntime } from "../runtime.js";
 import { StdioConnection } from "../stdio/index.js";
 import type { McpServer } from "./create-mcp-server.js";
 import { transportCore } from "./transport-core.js";
@@ -52,6 +53,13 @@ export interface StdioServing {
  * ```
  */
 export function serveStdio(server: McpServer, options: StdioOptions = {}): StdioServing {
+  if (currentRuntime() === "workerd") {
+    throw new UnsupportedRuntimeError(
+      "serveStdio (a process's stdin and stdout)",
+      "workerd",
+      "serve over HTTP through server.fetch (docs/runtimes.md)",
+    );
+  }
   const connection = new StdioConnection(
     transportCore(server),
     options.stdin ?? process.stdin,
