@@ -97,7 +97,9 @@ function ignore(): void {
 }
 
 // Handle ids: a per-process random prefix (unique across nodes sharing a store) plus a counter.
-const HANDLE_PREFIX = `${randomBytes(6).toString("base64url")}.`;
+// Drawn by the first handle, not at load: Cloudflare Workers refuse random values at a module's
+// top level (https://developers.cloudflare.com/workers/runtime-apis/handlers/).
+let handlePrefix: string | null = null;
 let handleCounter = 0;
 
 /**
@@ -120,7 +122,8 @@ class LocalRequestHandle implements RequestHandle {
   readonly notifiable: boolean;
 
   constructor(scope: string, requestId: string | null, options: TrackOptions | undefined) {
-    this.handleId = HANDLE_PREFIX + (handleCounter++).toString(36);
+    handlePrefix ??= `${randomBytes(6).toString("base64url")}.`;
+    this.handleId = handlePrefix + (handleCounter++).toString(36);
     this.scope = scope;
     this.requestId = requestId;
     this.lifetime = options?.lifetime;

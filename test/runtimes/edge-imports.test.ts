@@ -117,7 +117,10 @@ test("on workerd, listen(), isolated tools and serveStdio fail at once, naming t
     assert.ok(body.error !== undefined || body.result?.isError === true, "the call failed");
     const [error] = reported;
     assert.ok(error instanceof UnsupportedRuntimeError, "the operator hears why");
-    assert.match(error.message, /isolated tools.*Cloudflare Workers \(workerd\).*without `isolated`/);
+    assert.match(
+      error.message,
+      /isolated tools.*Cloudflare Workers \(workerd\).*without `isolated`/,
+    );
   } finally {
     await server.close();
   }
