@@ -12,6 +12,7 @@ import { InvalidOptionError } from "../errors.js";
 import type { Reachability } from "../reachability.js";
 import { ConnectionWatch } from "./connection-watch.js";
 import type { OutageMonitor } from "./outage-monitor.js";
+import { refuseSharedConnections } from "./runtime-check.js";
 
 /** A command or subscriber connection: ioredis `Redis` or `Cluster`. */
 export type RedisClient = Redis | Cluster;
@@ -56,6 +57,7 @@ export class RedisConnection {
   private closing = false;
 
   constructor(options: RedisConnectionOptions) {
+    refuseSharedConnections();
     const { redis, timeoutMs, monitor } = options;
     this.timeoutMs = timeoutMs;
     this.monitor = monitor;

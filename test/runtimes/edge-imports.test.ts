@@ -18,6 +18,7 @@ import {
   UnsupportedRuntimeError,
 } from "../../src/index.js";
 import { isolatedHandler } from "../../src/isolation/index.js";
+import { RedisCancellationStore } from "../../src/redis/index.js";
 
 /** The built-ins the entry may import statically (docs/runtimes.md, "Cloudflare Workers"). */
 export const WORKERD_BUILTINS = new Set([
@@ -75,7 +76,7 @@ test("the check sees a Node-only built-in deep in a graph (the worker thread's e
   assert.ok(found.has("node:worker_threads"));
 });
 
-test("on workerd, listen(), isolated tools and serveStdio fail at once, naming the runtime and what to use", async (t) => {
+test("on workerd, listen(), isolated tools, serveStdio and the Redis stores fail at once, naming the runtime and what to use", async (t) => {
   // What workerd reports (https://developers.cloudflare.com/workers/runtime-apis/web-standards/#navigatoruseragent).
   const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
   Object.defineProperty(globalThis, "navigator", {
@@ -101,6 +102,10 @@ test("on workerd, listen(), isolated tools and serveStdio fail at once, naming t
       return true;
     });
     assert.throws(() => serveStdio(server), /serveStdio.*Cloudflare Workers \(workerd\)/);
+    assert.throws(
+      () => new RedisCancellationStore({ redis: "redis://127.0.0.1:1" }),
+      /conduit-mcp\/redis.*Cloudflare Workers \(workerd\)/,
+    );
     const response = await server.fetch(
       new Request("http://worker.test/mcp", {
         method: "POST",

@@ -41,23 +41,40 @@ export function whyNot(name: RuntimeName): string | null {
 const builtPackage: Plugin = {
   name: "built-package",
   setup(on) {
-    on.onResolve({ filter: /\/src\/index\.js$/ }, () => ({ path: join(ROOT, "dist", "index.js") }));
+    on.onResolve({ filter: /\/src\/(redis\/)?index\.js$/ }, (args) => ({
+      path: join(
+        ROOT,
+        "dist",
+        args.path.endsWith("redis/index.js") ? "redis/index.js" : "index.js",
+      ),
+    }));
   },
 };
 
-/** Bundles `entry` (a file of fixtures/) into `dir`, returning the output's path. */
-async function bundle(entry: string, dir: string): Promise<string> {
+/**
+ * Bundles `entry` (a file of fixtures/) into `dir`, returning the output's path. With `commonJs`
+ * the bundle may hold CommonJS packages (ioredis) that `require` Node built-ins: it gets a
+ * `require` from node:module, as Cloudflare's wrangler arranges for `nodejs_compat`.
+ */
+async function bundle(entry: string, dir: string, commonJs = false): Promise<string> {
   const outfile = join(dir, `${entry.replace(/\.ts$/, "")}.mjs`);
   await build({
     entryPoints: [join(ROOT, "test", "runtimes", "fixtures", entry)],
     outfile,
     bundle: true,
     format: "esm",
-    platform: "neutral",
+    platform: commonJs ? "node" : "neutral",
     mainFields: ["module", "main"],
     conditions: ["workerd", "worker", "import"],
     external: ["node:*", "@opentelemetry/api"],
     plugins: [builtPackage],
+    ...(commonJs
+      ? {
+          banner: {
+            js: 'import { createRequire as conduitRequire } from "node:module"; const require = conduitRequire("/");',
+          },
+        }
+      : {}),
     logLevel: "error",
   });
   return outfile;
@@ -120,7 +137,21 @@ const app :Workerd.Worker = (
 export const WORKERD_COMPATIBILITY_DATE = "2026-02-15";
 
 /** Starts the app on `name`; the door's URL is its MCP endpoint. */
-export async function startOn(name: RuntimeName, worker = "worker-entry.ts"): Promise<Door> {
+/** A Worker other than the door suite's: its entry (fixtures/) and how to run it. */
+export interface WorkerChoice {
+  readonly entry: string;
+  readonly compatibilityDate: string;
+  readonly commonJs: boolean;
+}
+
+export async function startOn(
+  name: RuntimeName,
+  worker: WorkerChoice = {
+    entry: "worker-entry.ts",
+    compatibilityDate: WORKERD_COMPATIBILITY_DATE,
+    commonJs: false,
+  },
+): Promise<Door> {
   const bin = runtimeBinary(name);
   if (bin === null) throw new Error(`${name} is not installed`);
   const dir = await mkdtemp(join(tmpdir(), `conduit-${name}-`));
@@ -129,12 +160,12 @@ export async function startOn(name: RuntimeName, worker = "worker-entry.ts"): Pr
   let child: ChildProcess;
   let port: number;
   if (name === "workerd") {
-    const file = await bundle(worker, dir);
+    const file = await bundle(worker.entry, dir, worker.commonJs);
     port = await freePort();
     const config = join(dir, "config.capnp");
     // Cap'n Proto reads a path starting with "/" from its import path: the bundle is named
     // relative to the configuration beside it.
-    await writeFile(config, workerdConfig(basename(file), port, WORKERD_COMPATIBILITY_DATE));
+    await writeFile(config, workerdConfig(basename(file), port, worker.compatibilityDate));
     child = spawn(bin, ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString("utf8");
