@@ -20,6 +20,7 @@ import { StdioClientTransport as ModernStdioTransport } from "@modelcontextproto
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as LegacyStdioTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { records, TENANT_TOKENS, type WaitRecord } from "./fixtures/door-tools.js";
 
@@ -50,6 +51,12 @@ export type DoorTarget =
        * suite checks only that it gave no answer.
        */
       readonly disconnectSeenOnWrite?: boolean;
+      /**
+       * True when the server keeps 2025-era sessions (`sessions: true`): only then does it know
+       * that a 2025-era client declared elicitation, so only then is the 2025-era
+       * input-required round possible over HTTP (a stdio connection always knows).
+       */
+      readonly sessions?: boolean;
     }
   | {
       readonly kind: "stdio";
@@ -75,7 +82,16 @@ interface AnyClient {
     options?: { signal?: AbortSignal; onprogress?: (progress: { progress: number }) => void },
   ): Promise<unknown>;
   close(): Promise<void>;
+  /** Calls a tool as a task, answering its id; null where the suite cannot (see `tasks`). */
+  startTask:
+    | ((params: { name: string; arguments: Record<string, unknown> }) => Promise<string>)
+    | null;
+  /** Cancels a task, answering its status as the server reports it after the cancel. */
+  cancelTask(taskId: string): Promise<string>;
 }
+
+/** What the suite's clients answer to the `ask_name` tool's question. */
+const NAME = "Ada";
 
 type Era = "2025-11-25" | "2026-07-28";
 
@@ -108,7 +124,14 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
       const target = door.target;
       const headers = { authorization: `Bearer ${tenant}` };
       if (era === "2025-11-25") {
-        const client = new LegacyClient({ name: `door-${name}`, version: "1.0.0" });
+        const client = new LegacyClient(
+          { name: `door-${name}`, version: "1.0.0" },
+          { capabilities: { elicitation: {} } },
+        );
+        client.setRequestHandler(ElicitRequestSchema, async () => ({
+          action: "accept",
+          content: { name: NAME },
+        }));
         const transport =
           target.kind === "http"
             ? new LegacyHttpTransport(target.url, {
@@ -121,12 +144,25 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
           listTools: () => client.listTools(),
           callTool: (params, options) => client.callTool(params, undefined, options),
           close: () => client.close(),
+          // 2025-11-25 experimental tasks: `params.task` asks for one.
+          startTask: async (params) =>
+            (
+              await client.request(
+                { method: "tools/call", params: { ...params, task: {} } },
+                CreateTaskResultSchema,
+              )
+            ).task.taskId,
+          cancelTask: async (taskId) => (await client.experimental.tasks.cancelTask(taskId)).status,
         };
       }
       const client = new ModernClient(
         { name: `door-${name}`, version: "1.0.0" },
-        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { elicitation: {} } },
       );
+      client.setRequestHandler("elicitation/create", async () => ({
+        action: "accept",
+        content: { name: NAME },
+      }));
       const transport =
         target.kind === "http"
           ? new ModernHttpTransport(target.url, {
@@ -140,6 +176,26 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
         listTools: () => client.listTools(),
         callTool: (params, options) => client.callTool(params, options),
         close: () => client.close(),
+        // The official 2.x client does not speak the tasks extension: its requests are built
+        // by hand here, over HTTP (test/tasks/tasks-2026.test.ts does the same).
+        startTask:
+          target.kind === "http"
+            ? async (params) =>
+                (
+                  (await modernTaskRequest(target, tenant, "tools/call", params)) as {
+                    taskId: string;
+                  }
+                ).taskId
+            : null,
+        cancelTask: async (taskId) => {
+          assert.ok(target.kind === "http");
+          await modernTaskRequest(target, tenant, "tasks/cancel", { taskId });
+          return (
+            (await modernTaskRequest(target, tenant, "tasks/get", { taskId })) as {
+              status: string;
+            }
+          ).status;
+        },
       };
     }
 
@@ -219,7 +275,13 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
       /** List, call, progress, and a cancelled call, as one client. */
       async function exercise(client: AnyClient): Promise<void> {
         const { tools } = await client.listTools();
-        assert.deepEqual(tools.map((tool) => tool.name).sort(), ["echo", "steps", "wait"]);
+        assert.deepEqual(tools.map((tool) => tool.name).sort(), [
+          "ask_name",
+          "echo",
+          "steps",
+          "task_wait",
+          "wait",
+        ]);
         assert.equal(
           text(await client.callTool({ name: "echo", arguments: { text: "hi" } })),
           "hi",
@@ -288,6 +350,40 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
         await cancelled(id, era, "disconnect", "the server-side abort");
         await call;
       });
+
+      test(`${era}: an input-required round: the tool asks the client, whose answer completes the call`, async (t) => {
+        const target = door.target;
+        if (era === "2025-11-25" && target.kind === "http" && target.sessions !== true) {
+          t.skip(
+            "this door's server keeps no 2025-era sessions, so it cannot know that the client declared elicitation",
+          );
+          return;
+        }
+        const [alice] = await pair();
+        assert.equal(
+          text(await alice.callTool({ name: "ask_name", arguments: {} })),
+          `Hello, ${NAME}!`,
+        );
+      });
+
+      test(`${era}: a task is created, then cancelled: its handler's signal aborts`, async (t) => {
+        const [alice] = await pair();
+        if (alice.startTask === null) {
+          t.skip(
+            "the official 2.x client does not speak the tasks extension, and over stdio the suite builds no requests by hand",
+          );
+          return;
+        }
+        const id = tag("task");
+        const taskId = await alice.startTask({
+          name: "task_wait",
+          arguments: { ms: 30_000, tag: id },
+        });
+        await until(id, () => true, "the task's run to start");
+        assert.equal(await alice.cancelTask(taskId), "cancelled");
+        const record = await until(id, (r) => r.abortedAt !== null, "the task's handler to abort");
+        assert.equal(record.finished, false);
+      });
     }
   });
 }
@@ -300,4 +396,46 @@ function stdioParams(target: Extract<DoorTarget, { kind: "stdio" }>) {
     env: { ...(process.env as Record<string, string>), ...target.env },
     stderr: "pipe" as const,
   };
+}
+
+/**
+ * A 2026-07-28 request with the tasks extension declared
+ * (https://modelcontextprotocol.io/extensions/tasks/overview), answering its `result`.
+ */
+async function modernTaskRequest(
+  target: Extract<DoorTarget, { kind: "http" }>,
+  tenant: string,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<unknown> {
+  const name = params.taskId ?? params.name;
+  const response = await (target.fetch ?? fetch)(target.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${tenant}`,
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      ...(typeof name === "string" ? { "mcp-name": name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {
+            extensions: { "io.modelcontextprotocol/tasks": {} },
+          },
+        },
+      },
+    }),
+  });
+  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
+  if (body.result === undefined)
+    throw new Error(`${method}: ${body.error?.message ?? response.status}`);
+  return body.result;
 }

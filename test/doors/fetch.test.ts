@@ -31,10 +31,17 @@ async function stop(http: Server, server: McpServer): Promise<void> {
 }
 
 doorSuite("server.fetch under @hono/node-server", async () => {
-  const server = createMcpServer({ tools: doorTools, auth: { tokens: TENANT_TOKENS } });
+  const server = createMcpServer({
+    tools: doorTools,
+    auth: { tokens: TENANT_TOKENS },
+    sessions: true,
+  });
   const http = createAdaptorServer({ fetch: server.fetch }) as Server;
   const base = await listen(http);
-  return { target: { kind: "http", url: new URL(`${base}/mcp`) }, close: () => stop(http, server) };
+  return {
+    target: { kind: "http", url: new URL(`${base}/mcp`), sessions: true },
+    close: () => stop(http, server),
+  };
 });
 
 doorSuite("Hono app.all('/api/mcp') → server.fetch", async () => {

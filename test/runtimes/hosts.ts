@@ -186,6 +186,7 @@ export async function startOn(
       kind: "http",
       url: new URL(`${base}/mcp`),
       disconnectSeenOnWrite: name !== "bun",
+      sessions: true,
       records: async (tag) =>
         (await (
           await fetch(`${base}/records?tag=${encodeURIComponent(tag)}`)
@@ -195,7 +196,10 @@ export async function startOn(
       if (child.exitCode === null) {
         const exited = new Promise((done) => child.once("exit", done));
         child.kill("SIGTERM");
+        // workerd drains open connections first: a stream a client left open would hold it.
+        const timer = setTimeout(() => child.kill("SIGKILL"), 2_000);
         await exited;
+        clearTimeout(timer);
       }
       await rm(dir, { recursive: true, force: true });
     },

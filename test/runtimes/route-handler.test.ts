@@ -58,7 +58,13 @@ test("2025-11-25 (SDK 1.x) through the route's exports: list, call, progress, ca
   await client.connect(new LegacyTransport(URL_, { fetch: nextFetch }));
   try {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((tool) => tool.name).sort(), ["echo", "steps", "wait"]);
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), [
+      "ask_name",
+      "echo",
+      "steps",
+      "task_wait",
+      "wait",
+    ]);
     const progress: number[] = [];
     const done = await client.callTool({ name: "steps", arguments: { to: 2 } }, undefined, {
       onprogress: ({ progress: step }) => progress.push(step),
@@ -83,7 +89,7 @@ test("2026-07-28 (SDK 2.x) through the route's exports: list, call, cancel by cl
   await client.connect(new ModernTransport(URL_, { fetch: nextFetch }));
   try {
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 3);
+    assert.equal(tools.length, 5);
     const echoed = await client.callTool({ name: "echo", arguments: { text: "hi" } });
     assert.deepEqual(echoed.content, [{ type: "text", text: "hi" }]);
     await cancels(
