@@ -17,7 +17,8 @@ step "runtimes installed"
 .ci/runtimes/node_modules/.bin/workerd --version
 
 # Needs dist/ (the Worker is bundled from the built package): .ci/run builds before the steps.
-CONDUIT_RUNTIME_TESTS=1 node --import tsx --test --test-concurrency=1 \
+# Three files at once: their time is mostly waiting on the other runtime.
+CONDUIT_RUNTIME_TESTS=1 node --import tsx --test --test-concurrency=3 \
   test/runtimes/bun.test.ts test/runtimes/deno.test.ts test/runtimes/workerd.test.ts
 step "Bun, Deno, workerd done"
 

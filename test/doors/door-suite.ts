@@ -220,7 +220,8 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
       check: (record: WaitRecord) => boolean,
       what: string,
     ): Promise<WaitRecord> {
-      const deadline = performance.now() + 5_000;
+      // Generous: on a loaded 2-core host a stdio server process can stall for seconds.
+      const deadline = performance.now() + 15_000;
       for (;;) {
         const record = await seen(id);
         if (record !== null && check(record)) return record;
@@ -345,8 +346,13 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
         const call = client
           .callTool({ name: "wait", arguments: { ms: 30_000, tag: id } })
           .catch((error: unknown) => error);
-        await until(id, () => true, "the call to start");
-        await client.close();
+        try {
+          await until(id, () => true, "the call to start");
+        } finally {
+          // Even when the call never started: a stdio client left open keeps its server process
+          // (and this test file) alive.
+          await client.close();
+        }
         await cancelled(id, era, "disconnect", "the server-side abort");
         await call;
       });
