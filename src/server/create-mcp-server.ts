@@ -271,7 +271,10 @@ class ConduitMcpServer implements McpServer {
       });
       subscriptions = new ResourceSubscriptions({
         maxPerSession: options.sessions.maxSubscriptionsPerSession,
+        maxPerScope: options.sessions.maxSubscriptionsPerScope,
+        maxBytesPerScope: options.sessions.maxSubscriptionBytesPerScope,
         maxTotal: options.sessions.maxSubscriptions,
+        maxBytes: options.sessions.maxSubscriptionBytes,
       });
       const streams = this.streams;
       subscriptions.setDelivery((sessionId, json, uri) => {

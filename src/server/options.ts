@@ -13,7 +13,10 @@ import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-op
 import { OPTION, readOption } from "../option-schema.js";
 import type { InputRequiredOptions, ServerRequestOptions } from "../protocol/asking/index.js";
 import {
+  DEFAULT_MAX_SUBSCRIPTION_BYTES,
+  DEFAULT_MAX_SUBSCRIPTION_BYTES_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS,
+  DEFAULT_MAX_SUBSCRIPTIONS_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
   type Icon,
   type Prompt,
@@ -49,8 +52,20 @@ export interface SessionOptions {
    * request gets JSON-RPC -32000. Default 64.
    */
   readonly maxSubscriptionsPerSession?: number;
-  /** Most resource subscriptions held in all on this process. Default 100 000. */
+  /**
+   * Most resource subscriptions one bucket (the principal, else the client's IP bucket) may hold
+   * across all its sessions; beyond, the request gets JSON-RPC -32000. Default 256.
+   */
+  readonly maxSubscriptionsPerScope?: number;
+  /** Most bytes of URIs one bucket's subscriptions may hold (UTF-8). Default 1 MiB. */
+  readonly maxSubscriptionBytesPerScope?: number;
+  /**
+   * Most resource subscriptions held in all on this process; at it, the oldest subscription of
+   * the bucket holding the most is dropped (never a refusal). Default 100 000.
+   */
   readonly maxSubscriptions?: number;
+  /** Most bytes of URIs held in all; over it, the bucket holding the most bytes pays. Default 32 MiB. */
+  readonly maxSubscriptionBytes?: number;
 }
 
 /**
@@ -219,7 +234,8 @@ export interface McpServerOptions {
   /**
    * Tools declared with `task` run as tasks (README, "Tasks"): the store (default memory),
    * `maxTasksPerScope` (100: the only bound that refuses, 429 / -32000), `maxTasks` (10 000),
-   * `maxResultBytes` (1 MiB), `defaultTtlMs` (1 h), `maxTtlMs` (24 h), `pollIntervalMs` (1 000),
+   * `maxResultBytes` (1 MiB), `maxTaskBytesPerScope` (8 MiB), `maxTaskBytes` (128 MiB), `defaultTtlMs`
+   * (1 h), `maxTtlMs` (24 h), `pollIntervalMs` (1 000),
    * `sweepIntervalMs` (60 000). `false` serves no tasks and advertises no tasks capability.
    */
   readonly tasks?: TaskOptions | false;
@@ -269,7 +285,10 @@ export interface ResolvedOptions {
     readonly ttlMs: number;
     readonly store: SessionStore | undefined;
     readonly maxSubscriptionsPerSession: number;
+    readonly maxSubscriptionsPerScope: number;
+    readonly maxSubscriptionBytesPerScope: number;
     readonly maxSubscriptions: number;
+    readonly maxSubscriptionBytes: number;
   } | null;
   readonly requireSession: boolean;
   readonly auth: AuthOptions | undefined;
@@ -399,7 +418,10 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       ttlMs: DEFAULTS.sessionTtlMs,
       store: undefined,
       maxSubscriptionsPerSession: DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+      maxSubscriptionsPerScope: DEFAULT_MAX_SUBSCRIPTIONS_PER_SCOPE,
+      maxSubscriptionBytesPerScope: DEFAULT_MAX_SUBSCRIPTION_BYTES_PER_SCOPE,
       maxSubscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+      maxSubscriptionBytes: DEFAULT_MAX_SUBSCRIPTION_BYTES,
     };
   } else if (typeof s === "object" && s !== null && !Array.isArray(s)) {
     const maxSessions = readOption(
@@ -444,7 +466,25 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       ttlMs,
       store,
       maxSubscriptionsPerSession,
+      maxSubscriptionsPerScope: readOption(
+        OPTION.positiveInteger,
+        "sessions.maxSubscriptionsPerScope",
+        s.maxSubscriptionsPerScope,
+        DEFAULT_MAX_SUBSCRIPTIONS_PER_SCOPE,
+      ),
+      maxSubscriptionBytesPerScope: readOption(
+        OPTION.positiveInteger,
+        "sessions.maxSubscriptionBytesPerScope",
+        s.maxSubscriptionBytesPerScope,
+        DEFAULT_MAX_SUBSCRIPTION_BYTES_PER_SCOPE,
+      ),
       maxSubscriptions,
+      maxSubscriptionBytes: readOption(
+        OPTION.positiveInteger,
+        "sessions.maxSubscriptionBytes",
+        s.maxSubscriptionBytes,
+        DEFAULT_MAX_SUBSCRIPTION_BYTES,
+      ),
     };
   } else if (s !== undefined && s !== false) {
     throw new InvalidOptionError("sessions", "a boolean or { maxSessions?, ttlMs?, store? }", s);

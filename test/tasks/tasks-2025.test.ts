@@ -167,17 +167,30 @@ describe("tasks, 2025-11-25 (experimental tasks)", () => {
     assert.equal(read.json.result.status, "failed");
   });
 
-  test("a required tool without params.task is -32601; ttl is clamped; unknown ids are -32602", async () => {
+  test("a required tool without params.task is -32601; a ttl out of bounds is -32602 naming them; unknown ids are -32602", async () => {
     const refused = await legacy(url, "tools/call", { name: "only_task", arguments: {} });
     assert.equal(refused.json.error.code, -32601);
     const plain = await legacy(url, "tools/call", { name: "sleep", arguments: { ms: 1 } });
     assert.deepEqual(plain.json.result.content, [{ type: "text", text: "slept 1 ms" }]);
-    const huge = await legacy(url, "tools/call", {
+    // Refused, never silently clamped: the client would believe a retention it does not get.
+    for (const ttl of [10 ** 12, 86_400_001, 999, 0, -5, "60000", {}]) {
+      const refusedTtl = await legacy(url, "tools/call", {
+        name: "sleep",
+        arguments: { ms: 1 },
+        task: { ttl },
+      });
+      assert.equal(refusedTtl.json.error?.code, -32602, `${ttl}: ${refusedTtl.text}`);
+      assert.equal(
+        refusedTtl.json.error.message,
+        "params.task.ttl must be a number of milliseconds from 1000 to 86400000",
+      );
+    }
+    const longest = await legacy(url, "tools/call", {
       name: "sleep",
       arguments: { ms: 1 },
-      task: { ttl: 10 ** 12 },
+      task: { ttl: 86_400_000 },
     });
-    assert.equal(huge.json.result.task.ttl, 86_400_000, "at most maxTtlMs");
+    assert.equal(longest.json.result.task.ttl, 86_400_000, "maxTtlMs itself is accepted");
     for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
       const answer = await legacy(url, method, { taskId: "AAAAAAAAAAAAAAAAAAAAAA" });
       assert.equal(answer.json.error.code, -32602, `${method}: ${answer.text}`);

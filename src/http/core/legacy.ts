@@ -12,6 +12,7 @@ import { accepted, reply } from "./answers.js";
 import { findSession } from "./find-session.js";
 import { openExchange, releaseWhenSettled } from "./open-exchange.js";
 import { type RequestContext, single } from "./request-context.js";
+import { stableBucket } from "./scope.js";
 
 /** A request or a notification, classified. */
 export type JsonRpcMessage = Extract<ClassifiedMessage, { kind: "request" | "notification" }>;
@@ -65,6 +66,7 @@ function inSession(ctx: RequestContext, classified: JsonRpcMessage): Promise<voi
       request,
       {
         scope: ctx.scope,
+        bucket: stableBucket(ctx),
         principal: ctx.principal,
         sessionId: ctx.sessionId,
         logLevel: ctx.logLevel,

@@ -9,7 +9,7 @@ import { accepted, reply } from "./answers.js";
 import type { JsonRpcMessage } from "./legacy.js";
 import { openExchange, releaseWhenSettled, STREAMED_METHODS } from "./open-exchange.js";
 import { type RequestContext, single } from "./request-context.js";
-import { decideScope } from "./scope.js";
+import { decideScope, stableBucket } from "./scope.js";
 
 /**
  * Handles a 2026-07-28 message. Undefined when it was answered at once; otherwise the promise of
@@ -51,6 +51,7 @@ export function modern(ctx: RequestContext, classified: JsonRpcMessage): Promise
       request,
       {
         scope: ctx.scope,
+        bucket: stableBucket(ctx),
         principal: ctx.principal,
         sessionId: null,
         logLevel: envelope.logLevel,

@@ -65,3 +65,18 @@ export function decideScope(ctx: RequestContext): void {
   ctx.sessionScope = sessionScope;
   ctx.scope = sessionScope ?? ctx.origin;
 }
+
+/**
+ * The bucket that pays for what the request leaves behind (tasks, subscriptions): the scope it
+ * came from, or null when that is the per-request fallback of a transport that knows no client
+ * address (no later request could find what it made, nor would a quota of it bound anything).
+ *
+ * @example
+ * ```ts
+ * stableBucket(ctx); // "ip:203.0.113.7", or null for server.fetch without clientAddress
+ * ```
+ */
+export function stableBucket(ctx: RequestContext): string | null {
+  const fallback = ctx.input.fallbackScope;
+  return fallback !== undefined && ctx.origin === fallback ? null : ctx.origin;
+}

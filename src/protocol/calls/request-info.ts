@@ -13,6 +13,14 @@ export type ProtocolEra = "2025-11-25" | "2026-07-28";
 export interface RequestMeta {
   /** `session:…` > `principal:…` > `ip:…` (identity/scopeOf). */
   readonly scope: string;
+  /**
+   * The bucket that pays for what the request leaves behind (tasks, subscriptions): its principal,
+   * else its client's IP bucket, whatever session it runs in, so sessions never multiply a
+   * tenant's quotas. Null when the transport has no stable identity for the caller (`server.fetch`
+   * given no `clientAddress` and no authentication): nothing a later request must find is made
+   * then. Absent: `scope`.
+   */
+  readonly bucket?: string | null | undefined;
   readonly principal: Principal | null;
   /** The validated session id, or null. */
   readonly sessionId: string | null;
@@ -42,3 +50,22 @@ export interface RequestInfo {
   /** The request's handle: `aborted` and `signal.reason` tell whether and why it was cancelled. */
   readonly handle: RequestHandle;
 }
+
+/**
+ * The bucket of a request ({@link RequestMeta.bucket}), `scope` when the transport did not say.
+ *
+ * @example
+ * ```ts
+ * bucketOf({ scope: "session:abc", bucket: "ip:203.0.113.7", principal: null, sessionId: "abc", logLevel: null }); // "ip:203.0.113.7"
+ * ```
+ */
+export function bucketOf(meta: RequestMeta): string | null {
+  return meta.bucket === undefined ? meta.scope : meta.bucket;
+}
+
+/**
+ * The refusal of something a later request must find (a task, a subscription) when the request has
+ * no stable identity ({@link RequestMeta.bucket} null).
+ */
+export const NO_STABLE_CLIENT =
+  "This request has no stable client identity, so nothing made now could be found again: pass clientAddress to server.fetch (or authenticate the request).";

@@ -17,12 +17,13 @@ import type {
 } from "../calls/index.js";
 import {
   accessOf,
+  bucketOf,
   listMethod,
   PrimitiveCollection,
   progressTokenOf,
   visibilityOf,
 } from "../calls/index.js";
-import type { ResourceSubscriptions } from "../subscriptions/index.js";
+import type { ResourceSubscriptions, SubscribeOutcome } from "../subscriptions/index.js";
 import type { ListCursors } from "../wire/index.js";
 import { successResponseJson } from "../wire/index.js";
 import type { Resource } from "./define-resource.js";
@@ -215,19 +216,22 @@ export class ResourceFeature implements ProtocolFeature {
       table.unsubscribe(sessionId, uri);
       return host.answer(request, successResponseJson(request.id, "{}"));
     }
-    const outcome = table.subscribe(sessionId, uri);
+    // Without a stable client identity the session itself is what a later request finds (by its
+    // id), so it pays: the per-session bound and the global ones still hold.
+    const outcome = table.subscribe(sessionId, uri, bucketOf(request.meta) ?? request.meta.scope);
     if (outcome !== "subscribed") {
-      return host.answerError(
-        request,
-        ErrorCode.ServerError,
-        outcome === "session-full"
-          ? "Too many subscriptions for this session; unsubscribe from one first."
-          : "Too many subscriptions on this server; retry later.",
-      );
+      return host.answerError(request, ErrorCode.ServerError, SUBSCRIPTION_REFUSALS[outcome]);
     }
     return host.answer(request, successResponseJson(request.id, "{}"));
   }
 }
+
+/** What a refused `resources/subscribe` is told. */
+const SUBSCRIPTION_REFUSALS: Readonly<Record<Exclude<SubscribeOutcome, "subscribed">, string>> = {
+  "session-full": "Too many subscriptions for this session; unsubscribe from one first.",
+  "scope-full": "Too many subscriptions for this client; unsubscribe from one first.",
+  full: "This server holds no subscriptions.",
+};
 
 /** A `resources/read` of a direct resource (`variables` null) or of a template's match. */
 class ReadInvocation implements HandlerInvocation {

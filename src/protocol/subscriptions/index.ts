@@ -20,7 +20,10 @@ export type { ListenFeatureOptions, ListenTasks } from "./listen-method.js";
 export { ListenFeature } from "./listen-method.js";
 export type { SessionDelivery, SubscribeOutcome } from "./resource-subscriptions.js";
 export {
+  DEFAULT_MAX_SUBSCRIPTION_BYTES,
+  DEFAULT_MAX_SUBSCRIPTION_BYTES_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS,
+  DEFAULT_MAX_SUBSCRIPTIONS_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
   ResourceSubscriptions,
 } from "./resource-subscriptions.js";

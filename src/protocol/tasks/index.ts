@@ -17,5 +17,10 @@ export {
   taskStateKey,
 } from "./task-notifications.js";
 export type { TaskAnswer, TaskOptions, TaskRequest } from "./task-service.js";
-export { missingTasksExtension, TASK_DEFAULTS, TaskService } from "./task-service.js";
+export {
+  missingTasksExtension,
+  orStoreOutage,
+  TASK_DEFAULTS,
+  TaskService,
+} from "./task-service.js";
 export { TASKS_EXTENSION } from "./task-wire.js";

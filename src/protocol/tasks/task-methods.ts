@@ -13,7 +13,7 @@ import type {
   MethodRequest,
   ProtocolFeature,
 } from "../calls/index.js";
-import { progressTokenOf } from "../calls/index.js";
+import { bucketOf, progressTokenOf } from "../calls/index.js";
 import type { ChangeListener, ListenTasks } from "../subscriptions/index.js";
 import type { ToolInvocation, ToolTasks } from "../tools/index.js";
 import type { ListCursors } from "../wire/index.js";
@@ -22,6 +22,7 @@ import { BeforeTaskInvocation } from "./before-task.js";
 import { notifyTaskListener, taskStateKey } from "./task-notifications.js";
 import {
   missingTasksExtension,
+  orStoreOutage,
   type TaskAnswer,
   type TaskOptions,
   type TaskRequest,
@@ -88,6 +89,7 @@ export class TaskFeature implements ProtocolFeature, ToolTasks, ListenTasks {
       id: request.id,
       params,
       scope: request.meta.scope,
+      bucket: bucketOf(request.meta),
       modern: request.modern?.clientCapabilities ?? null,
       declared: request.meta.clientCapabilities ?? null,
     };
@@ -156,7 +158,9 @@ export class TaskFeature implements ProtocolFeature, ToolTasks, ListenTasks {
   ): MethodDefinition {
     return {
       eras,
-      run: async (request) => this.answer(request, await run(taskRequestOf(request))),
+      // A shared store that cannot be reached answers 503 with a retry hint, never a bare -32603.
+      run: async (request) =>
+        this.answer(request, await orStoreOutage(request.id, () => run(taskRequestOf(request)))),
     };
   }
 }
@@ -167,6 +171,7 @@ function taskRequestOf(request: MethodRequest): TaskRequest {
     id: request.id,
     params: request.params,
     scope: request.meta.scope,
+    bucket: bucketOf(request.meta),
     modern: request.modern?.clientCapabilities ?? null,
     signal: request.handle.signal,
     send: request.sink.streamable ? (json) => request.sink.notify(json) : null,

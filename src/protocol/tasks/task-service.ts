@@ -25,7 +25,12 @@
  */
 import type { CancellationRegistry } from "../../cancellation/registry.js";
 import type { RequestHandle, RequestId } from "../../cancellation/types.js";
-import { ErrorCode, InvalidOptionError, RequestCancelledError } from "../../errors.js";
+import {
+  ErrorCode,
+  InvalidOptionError,
+  RequestCancelledError,
+  TaskStoreUnavailableError,
+} from "../../errors.js";
 import { OPTION, readOption } from "../../option-schema.js";
 import { MemoryTaskStore } from "../../tasks/memory-task-store.js";
 import { isTaskId, newTaskId } from "../../tasks/task-id.js";
@@ -41,6 +46,7 @@ import type {
   ServerReplyBus,
   ServerRequestSettings,
 } from "../asking/index.js";
+import { NO_STABLE_CLIENT } from "../calls/index.js";
 import type { TaskSupport } from "../tools/index.js";
 import type { ListCursors } from "../wire/index.js";
 import {
@@ -76,6 +82,13 @@ export interface TaskOptions {
   readonly maxTasks?: number;
   /** Largest result or error a task keeps, in bytes of JSON. Default 1 048 576 (1 MiB). */
   readonly maxResultBytes?: number;
+  /**
+   * Bytes of results, errors, questions and status messages one bucket's tasks may hold. Default
+   * 8 MiB.
+   */
+  readonly maxTaskBytesPerScope?: number;
+  /** Bytes of every task together. Default 128 MiB. */
+  readonly maxTaskBytes?: number;
   /** How long a finished task is kept when the client asks for nothing else (ms). Default 3 600 000 (1 h). */
   readonly defaultTtlMs?: number;
   /** The longest retention a 2025-era client may ask for (`params.task.ttl`, ms). Default 86 400 000 (24 h). */
@@ -106,6 +119,11 @@ export interface TaskRequest {
   readonly id: RequestId | null;
   readonly params: Readonly<Record<string, unknown>> | undefined;
   readonly scope: string;
+  /**
+   * The bucket a new task is paid for by (the creator's principal or IP bucket); null when the
+   * request has no stable identity, and then no task is made. Absent: `scope`.
+   */
+  readonly bucket?: string | null;
   /** The 2026-07-28 client capabilities, or null for a 2025-era request. */
   readonly modern: Readonly<Record<string, unknown>> | null;
   /**
@@ -158,6 +176,36 @@ const EVICTED = "The server dropped this task to stay within its task limit.";
 const TOO_MANY_TASKS =
   "Too many tasks for this client: wait for one to finish or cancel one (tasks/cancel), then retry.";
 const TASK_LIMIT_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "5" };
+/** Shortest retention a client may ask for: a task gone before its first poll helps nobody. */
+const MIN_TTL_MS = 1_000;
+const STORE_UNAVAILABLE = "Task store unavailable; retry in a moment.";
+/** A shared store's outage lasts until its backend answers again: retry soon, not at once. */
+const STORE_RETRY_AFTER: Readonly<Record<string, string>> = { "retry-after": "1" };
+
+/**
+ * The answer to a task request while the task store cannot be reached (a shared store fails
+ * closed): HTTP 503 with `Retry-After`, JSON-RPC -32603 saying to retry. Nothing happened.
+ */
+export function taskStoreOutage(id: RequestId | null): TaskAnswer {
+  return {
+    json: errorResponseJson(id, ErrorCode.InternalError, STORE_UNAVAILABLE),
+    status: 503,
+    headers: STORE_RETRY_AFTER,
+  };
+}
+
+/** Runs a task method, answering {@link taskStoreOutage} when the store is unreachable. */
+export async function orStoreOutage<T extends TaskAnswer | null>(
+  id: RequestId | null,
+  run: () => Promise<T>,
+): Promise<T | TaskAnswer> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof TaskStoreUnavailableError) return taskStoreOutage(id);
+    throw error;
+  }
+}
 /**
  * A `tasks/result` wait re-reads the store this often, in case a change announcement was lost,
  * and to see a question asked on another node when no shared change feed told this one.
@@ -256,6 +304,10 @@ export class TaskService implements TaskSinkOwner {
           : { maxTasksPerScope: given.maxTasksPerScope }),
         ...(given.maxTasks === undefined ? {} : { maxTasks: given.maxTasks }),
         ...(given.maxResultBytes === undefined ? {} : { maxResultBytes: given.maxResultBytes }),
+        ...(given.maxTaskBytesPerScope === undefined
+          ? {}
+          : { maxTaskBytesPerScope: given.maxTaskBytesPerScope }),
+        ...(given.maxTaskBytes === undefined ? {} : { maxTaskBytes: given.maxTaskBytes }),
       });
     this.unsubscribe = this.store.onChange((change) => this.changed(change));
     this.serverRequests = options.serverRequests ?? null;
@@ -344,8 +396,26 @@ export class TaskService implements TaskSinkOwner {
     if (isAborted(request.signal)) {
       return { json: cancelledResponseJson(request.id), status: 200 };
     }
-    const taskId = newTaskId();
+    const bucket = request.bucket === undefined ? request.scope : request.bucket;
+    if (bucket === null) {
+      // Nobody could ever poll, fetch or cancel it: every later request gets a scope of its own.
+      return {
+        json: errorResponseJson(request.id, ErrorCode.InvalidRequest, NO_STABLE_CLIENT),
+        status: 400,
+      };
+    }
     const ttlMs = this.ttlOf(request);
+    if (ttlMs === null) {
+      return {
+        json: errorResponseJson(
+          request.id,
+          ErrorCode.InvalidParams,
+          `params.task.ttl must be a number of milliseconds from ${MIN_TTL_MS} to ${this.maxTtlMs}`,
+        ),
+        status: 200,
+      };
+    }
+    const taskId = newTaskId();
     // Tracked before the task exists, so a cancel that arrives as soon as the client has the id
     // finds the handle.
     const handle = await this.registry.track(TASK_KEY_PREFIX + taskId, request.scope, {
@@ -383,6 +453,7 @@ export class TaskService implements TaskSinkOwner {
     try {
       created = await this.store.create({
         scope: request.scope,
+        bucket,
         taskId,
         ttlMs,
         pollIntervalMs: this.pollIntervalMs,
@@ -390,6 +461,7 @@ export class TaskService implements TaskSinkOwner {
     } catch (error) {
       this.runs.delete(taskId);
       await this.registry.untrack(handle);
+      if (error instanceof TaskStoreUnavailableError) return taskStoreOutage(request.id);
       throw error;
     }
     if (!created.ok) {
@@ -613,12 +685,20 @@ export class TaskService implements TaskSinkOwner {
     return this.store.get(request.scope, taskId);
   }
 
-  private ttlOf(request: Omit<TaskRequest, "signal">): number {
+  /**
+   * The retention of a new task: a 2025-era client's `params.task.ttl` when it asked for one
+   * within [{@link MIN_TTL_MS}, `maxTtlMs`], the default when it asked for none (or is a
+   * 2026-07-28 request, whose extension has no ttl), null when it asked for one out of bounds
+   * (refused, never silently changed: the client would believe a retention it does not get).
+   */
+  private ttlOf(request: Omit<TaskRequest, "signal">): number | null {
     const asked = isPlainObject(request.params?.task) ? request.params.task.ttl : undefined;
-    if (request.modern !== null || typeof asked !== "number" || !Number.isFinite(asked)) {
+    if (request.modern !== null || asked === undefined || asked === null) {
       return Math.round(this.defaultTtlMs);
     }
-    return Math.round(Math.min(Math.max(asked, 1_000), this.maxTtlMs));
+    if (typeof asked !== "number" || !Number.isFinite(asked)) return null;
+    if (asked < MIN_TTL_MS || asked > this.maxTtlMs) return null;
+    return Math.round(asked);
   }
 
   /**
