@@ -31,7 +31,10 @@ describe("createMcpServer options", () => {
       ttlMs: 1_800_000,
       store: undefined,
       maxSubscriptionsPerSession: 64,
+      maxSubscriptionsPerScope: 256,
+      maxSubscriptionBytesPerScope: 1_048_576,
       maxSubscriptions: 100_000,
+      maxSubscriptionBytes: 33_554_432,
     });
     assert.throws(
       () => resolveOptions({ sessions: { maxSubscriptionsPerSession: -1 } }),
