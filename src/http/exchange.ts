@@ -20,8 +20,11 @@ import type { ResponseSink, SinkListener } from "../protocol/index.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
-/** Records how an exchange ended (metrics). */
-export type ExchangeRecorder = (method: string, status: number) => void;
+/**
+ * Records how an exchange ended (metrics): its method label, its HTTP status, and when its
+ * request arrived (`performance.now()`), for the request duration.
+ */
+export type ExchangeRecorder = (method: string, status: number, startedAt: number) => void;
 
 /**
  * The per-scope counters an exchange holds units of while its request runs.
@@ -69,6 +72,8 @@ export interface HttpExchangeOptions {
   readonly recorder: ExchangeRecorder | null;
   /** The request's method, as the metrics label it. */
   readonly method: string;
+  /** When the request arrived (`performance.now()`). Default: when the exchange was made. */
+  readonly startedAt?: number;
 }
 
 const PENDING = 0;
@@ -99,6 +104,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private readonly maxBufferedBytes: number;
   private readonly recorder: ExchangeRecorder | null;
   private readonly method: string;
+  private readonly startedAt: number;
   private state = PENDING;
   /** The client went away before the exchange ended (remembered for a late listener). */
   private disconnected = false;
@@ -122,6 +128,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.maxBufferedBytes = options.maxBufferedBytes;
     this.recorder = options.recorder;
     this.method = options.method;
+    this.startedAt = options.startedAt ?? performance.now();
     // Told at once when the client already left (during auth, the body, a session lookup).
     // The exchange itself is the listener (onClosed): no closure per request.
     options.closed.onClose(this);
@@ -302,7 +309,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
       this.keepAlive = undefined;
     }
     this.wake();
-    this.recorder?.(this.method, status);
+    this.recorder?.(this.method, status, this.startedAt);
   }
 
   /** Resolves once the client took the buffered bytes, or the exchange ended. */

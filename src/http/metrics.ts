@@ -1,14 +1,20 @@
 /**
  * Server metrics in the Prometheus text exposition format
- * (https://prometheus.io/docs/instrumenting/exposition_formats/; README, "Server options"). Counters live in
- * memory, per server instance; the gauges are read from the registry at scrape time. Label values
- * are bounded: methods outside the known set count as `other`, tools are the server's own.
+ * (https://prometheus.io/docs/instrumenting/exposition_formats/; every series is described in
+ * docs/observability.md). Counters and histograms live in memory, per server instance; the
+ * gauges are read from their sources at scrape time. Label values are bounded: methods outside
+ * the known set count as `other`, tools outside the server's own as `other`, scopes only by
+ * kind (`principal`, `ip`, `session`), never by tenant.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 
 import type { CancellationRegistry } from "../cancellation/index.js";
 import { ChannelName, type RequestCancelledMessage } from "../diagnostics.js";
+import { GLOBAL_LIMIT, type LimitOutcome } from "../protocol/asking/index.js";
 import type { DispatchObserver, HandlerEnd, HandlerInfo, ToolOutcome } from "../protocol/index.js";
+import type { ExchangeLimits } from "./exchange.js";
+import { escapeLabel, Histogram } from "./histogram.js";
+import type { Readiness } from "./readiness.js";
 
 /** Methods counted under their own name in `conduit_mcp_requests_total`; others are `other`. */
 const METHOD_LABELS: ReadonlySet<string> = new Set([
@@ -26,12 +32,53 @@ const METHOD_LABELS: ReadonlySet<string> = new Set([
   "notifications/initialized",
   "notifications/cancelled",
   "server/discover",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "subscriptions/listen",
+  "tasks/get",
+  "tasks/result",
+  "tasks/list",
+  "tasks/cancel",
+  "tasks/update",
 ]);
 
 const CANCELLATION_SOURCES = ["notification", "disconnect", "library"] as const;
 const TOOL_OUTCOMES: readonly ToolOutcome[] = ["ok", "error", "cancelled", "killed"];
 /** Every method whose handler runs tracked and cancellable, like a tool. */
 const HANDLER_METHODS = ["tools/call", "resources/read", "prompts/get", "completion/complete"];
+
+/** The label of a tool the server did not register (its name is the client's text). */
+const OTHER = "other";
+/** Scope kinds, by the prefix of the scope (identity/scope.ts); anything else is `other`. */
+const SCOPE_KINDS = ["principal", "ip", "session", "other"] as const;
+const LIMITS = ["scope", "global"] as const;
+
+/** The index of a scope's kind in {@link SCOPE_KINDS}, from its first character. */
+function scopeKind(scope: string): number {
+  if (scope.startsWith("principal:")) return 0;
+  if (scope.startsWith("ip:")) return 1;
+  if (scope.startsWith("session:")) return 2;
+  return 3;
+}
+
+/** Where the gauges are read from at scrape time (set once the server built them). */
+export interface MetricsSources {
+  readonly registry: CancellationRegistry;
+  /** Units held per scope: requests by origin (principal, IP), by session, SSE streams. */
+  readonly limits: ExchangeLimits;
+  /** Readiness: draining, and whether the shared stores reach Redis. */
+  readonly readiness: Readiness | null;
+  /** The session store (null without sessions). Its count may cover every node (Redis). */
+  readonly sessions: { size(): Promise<number> } | null;
+  /** The task store (null without tasks). */
+  readonly tasks: { size(): Promise<number> } | null;
+  /** Open `subscriptions/listen` listeners of this node. */
+  readonly listeners: { readonly size: number } | null;
+  /** Standalone GET streams of sessions open on this node. */
+  readonly streams: { readonly size: number } | null;
+  /** Server-to-client requests (elicitation, sampling, roots) waiting for an answer here. */
+  readonly pendingAsks: { readonly size: number } | null;
+}
 
 /**
  * The bounded label for a JSON-RPC method (`none` when the body had no usable method).
@@ -69,6 +116,22 @@ export class ServerMetrics implements DispatchObserver {
     disconnect: 0,
     library: 0,
   };
+  /** Refusals (429/503), by scope kind × bound: `kind * 2 + (global ? 1 : 0)`. */
+  private readonly refusals = new Float64Array(SCOPE_KINDS.length * LIMITS.length);
+  private readonly requestSeconds = new Histogram(
+    "conduit_mcp_request_duration_seconds",
+    "Time from a request's arrival to its answer's end (an SSE answer: its last event), by JSON-RPC method.",
+    "method",
+    [...METHOD_LABELS, "other", "none"],
+  );
+  private readonly handlerSeconds = new Histogram(
+    "conduit_mcp_handler_duration_seconds",
+    "Time a tracked handler ran (tools, resource reads, prompts, completions), by method.",
+    "method",
+    HANDLER_METHODS,
+  );
+  private readonly toolSeconds: Histogram;
+  private sources: MetricsSources | null = null;
   private subscribed = false;
   /** Bound once: subscribe/unsubscribe need the same function. */
   private readonly onCancelled = (message: unknown): void => {
@@ -82,26 +145,49 @@ export class ServerMetrics implements DispatchObserver {
     for (const name of toolNames) {
       this.toolCalls.set(name, { ok: 0, error: 0, cancelled: 0, killed: 0 });
     }
+    this.toolSeconds = new Histogram(
+      "conduit_mcp_tool_duration_seconds",
+      "Time a tool's handler ran, by tool (tools the server did not register at start: other).",
+      "tool",
+      [...this.toolCalls.keys(), OTHER],
+    );
   }
 
-  /** Counts one answered request (`method` already bounded by {@link methodLabel}). */
-  readonly recordRequest = (method: string, status: number): void => {
+  /** Gives the gauges their sources (the server, once it built them). */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  /**
+   * Counts one answered request (`method` already bounded by {@link methodLabel}) and its
+   * duration since `startedAt` (`performance.now()` when it arrived).
+   */
+  readonly recordRequest = (method: string, status: number, startedAt: number): void => {
     let byStatus = this.requests.get(method);
     if (byStatus === undefined) {
       byStatus = new Map();
       this.requests.set(method, byStatus);
     }
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    this.requestSeconds.observe(method, (performance.now() - startedAt) / 1000);
   };
 
-  toolCall(tool: string, outcome: ToolOutcome): void {
-    const counts = this.toolCalls.get(tool);
-    if (counts !== undefined) counts[outcome]++;
+  /** Counts a 429/503 refusal under the kind of the scope at its bound (never the scope). */
+  refused(scope: string, outcome: LimitOutcome): void {
+    const index = scopeKind(scope) * 2 + (outcome === GLOBAL_LIMIT ? 1 : 0);
+    this.refusals[index] = (this.refusals[index] as number) + 1;
   }
 
-  handlerEnded(info: HandlerInfo, end: HandlerEnd): void {
+  toolCall(tool: string, outcome: ToolOutcome, seconds: number): void {
+    const counts = this.toolCalls.get(tool);
+    if (counts !== undefined) counts[outcome]++;
+    this.toolSeconds.observe(counts === undefined ? OTHER : tool, seconds);
+  }
+
+  handlerEnded(info: HandlerInfo, end: HandlerEnd, seconds: number): void {
     const counts = this.handlerCalls.get(info.method);
     if (counts !== undefined) counts[end.outcome]++;
+    this.handlerSeconds.observe(info.method, seconds);
   }
 
   /** Starts counting cancellations from `conduit-mcp:request:cancelled` (by `source`). */
@@ -121,6 +207,7 @@ export class ServerMetrics implements DispatchObserver {
   /** The exposition text. */
   async render(registry: CancellationRegistry): Promise<string> {
     const rows = await registry.size();
+    const gauges = await this.renderGauges();
     const lines: string[] = [
       "# HELP conduit_mcp_in_flight_requests Requests tracked and running in this process.",
       "# TYPE conduit_mcp_in_flight_requests gauge",
@@ -169,11 +256,107 @@ export class ServerMetrics implements DispatchObserver {
         );
       }
     }
+    lines.push(
+      "# HELP conduit_mcp_refused_total Requests refused as busy (429 at a scope's bound, 503 at the global one), by scope kind and bound.",
+      "# TYPE conduit_mcp_refused_total counter",
+    );
+    for (let kind = 0; kind < SCOPE_KINDS.length; kind++) {
+      for (let limit = 0; limit < LIMITS.length; limit++) {
+        lines.push(
+          `conduit_mcp_refused_total{kind="${SCOPE_KINDS[kind]}",limit="${LIMITS[limit]}"} ${this.refusals[kind * 2 + limit]}`,
+        );
+      }
+    }
+    this.requestSeconds.render(lines);
+    this.handlerSeconds.render(lines);
+    this.toolSeconds.render(lines);
+    lines.push(...gauges);
     return `${lines.join("\n")}\n`;
+  }
+
+  /** The gauges read from {@link MetricsSources} (none before {@link attach}). */
+  private async renderGauges(): Promise<string[]> {
+    const sources = this.sources;
+    if (sources === null) return [];
+    const lines: string[] = [
+      "# HELP conduit_mcp_scope_in_flight Request units held now, by scope kind (requests count under their principal or IP, and under their session too).",
+      "# TYPE conduit_mcp_scope_in_flight gauge",
+    ];
+    const held = new Float64Array(SCOPE_KINDS.length);
+    const count = (scope: string, units: number): void => {
+      const kind = scopeKind(scope);
+      held[kind] = (held[kind] as number) + units;
+    };
+    sources.limits.requests.forEachHeld(count);
+    sources.limits.sessionRequests.forEachHeld(count);
+    for (let kind = 0; kind < SCOPE_KINDS.length; kind++) {
+      lines.push(`conduit_mcp_scope_in_flight{kind="${SCOPE_KINDS[kind]}"} ${held[kind]}`);
+    }
+    const readiness = sources.readiness;
+    const reachable = readiness === null || readiness.storesReachable ? 1 : 0;
+    const ready = readiness === null || readiness.state === "ready" ? 1 : 0;
+    const draining = readiness?.state === "draining" ? 1 : 0;
+    lines.push(
+      "# HELP conduit_mcp_store_reachable 1 while every shared store reaches its service (Redis); 0 during an outage. Always 1 on memory stores.",
+      "# TYPE conduit_mcp_store_reachable gauge",
+      `conduit_mcp_store_reachable ${reachable}`,
+      "# HELP conduit_mcp_ready 1 while GET /ready answers 200 (reachable and not draining), else 0.",
+      "# TYPE conduit_mcp_ready gauge",
+      `conduit_mcp_ready ${ready}`,
+      "# HELP conduit_mcp_draining 1 once the server began to close (SIGTERM in the CLI).",
+      "# TYPE conduit_mcp_draining gauge",
+      `conduit_mcp_draining ${draining}`,
+    );
+    gauge(
+      lines,
+      "conduit_mcp_listeners",
+      "Open subscriptions/listen listeners on this node.",
+      sources.listeners?.size ?? 0,
+    );
+    gauge(
+      lines,
+      "conduit_mcp_session_streams",
+      "Standalone GET streams of sessions open on this node.",
+      sources.streams?.size ?? 0,
+    );
+    gauge(
+      lines,
+      "conduit_mcp_pending_asks",
+      "Server-to-client requests (elicitation, sampling, roots) waiting for their answer on this node.",
+      sources.pendingAsks?.size ?? 0,
+    );
+    // A store that cannot count now (Redis away) leaves its series out of this scrape.
+    const sessions = await countOrNull(sources.sessions);
+    if (sessions !== null) {
+      gauge(
+        lines,
+        "conduit_mcp_sessions",
+        "Sessions held by the session store (with Redis: by every node).",
+        sessions,
+      );
+    }
+    const tasks = await countOrNull(sources.tasks);
+    if (tasks !== null) {
+      gauge(
+        lines,
+        "conduit_mcp_tasks",
+        "Tasks held by the task store (with Redis: by every node).",
+        tasks,
+      );
+    }
+    return lines;
   }
 }
 
-/** Prometheus label escaping: backslash, double quote, newline. */
-function escapeLabel(value: string): string {
-  return value.replace(/[\\"\n]/g, (c) => (c === "\n" ? "\\n" : `\\${c}`));
+function gauge(lines: string[], name: string, help: string, value: number): void {
+  lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
+}
+
+async function countOrNull(store: { size(): Promise<number> } | null): Promise<number | null> {
+  if (store === null) return null;
+  try {
+    return await store.size();
+  } catch {
+    return null;
+  }
 }

@@ -75,6 +75,11 @@ export class Readiness {
     for (const stop of this.unsubscribe.splice(0)) stop();
   }
 
+  /** True while every shared store reaches its service (always, on memory stores). */
+  get storesReachable(): boolean {
+    return this.reachable();
+  }
+
   private reachable(): boolean {
     return this.options.sources.every((source) => source.reachable);
   }

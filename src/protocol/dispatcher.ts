@@ -407,9 +407,10 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
     const observer = this.observer;
     if (observer === null) return;
     try {
+      const seconds = (performance.now() - call.startedAt) / 1000;
       if (call.invocation.method === "tools/call")
-        observer.toolCall?.(call.invocation.name, end.outcome);
-      observer.handlerEnded?.(call.info, end);
+        observer.toolCall?.(call.invocation.name, end.outcome, seconds);
+      observer.handlerEnded?.(call.info, end, seconds);
     } catch {
       // An observer's failure is its own.
     }

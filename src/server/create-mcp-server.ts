@@ -402,6 +402,16 @@ class ConduitMcpServer implements McpServer {
       draining: () => this.closing,
       log: (line) => console.warn(line),
     });
+    this.metrics?.attach({
+      registry: this.registry,
+      limits: this.limits,
+      readiness: this.readiness,
+      sessions: this.sessionStore,
+      tasks: this.dispatcher.tasks?.store ?? null,
+      listeners: this.listeners,
+      streams: this.streams,
+      pendingAsks: this.dispatcher.serverRequests.table,
+    });
     const core = createRequestCore({
       readiness: this.readiness,
       path: options.path,

@@ -83,10 +83,10 @@ class CombinedObserver implements DispatchObserver {
     return inner();
   };
 
-  toolCall(tool: string, outcome: ToolOutcome): void {
+  toolCall(tool: string, outcome: ToolOutcome, seconds: number): void {
     for (const observer of this.toolCalls) {
       try {
-        observer.toolCall?.(tool, outcome);
+        observer.toolCall?.(tool, outcome, seconds);
       } catch {
         // its own failure
       }
@@ -103,10 +103,10 @@ class CombinedObserver implements DispatchObserver {
     }
   }
 
-  handlerEnded(info: HandlerInfo, end: HandlerEnd): void {
+  handlerEnded(info: HandlerInfo, end: HandlerEnd, seconds: number): void {
     for (const observer of this.ends) {
       try {
-        observer.handlerEnded?.(info, end);
+        observer.handlerEnded?.(info, end, seconds);
       } catch {
         // its own failure
       }

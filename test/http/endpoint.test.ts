@@ -370,7 +370,10 @@ describe("metrics", () => {
       }
       assert.ok(text.endsWith("\n"));
       for (const line of text.split("\n").filter((l) => l !== "" && !l.startsWith("#"))) {
-        assert.match(line, /^[a-z_]+(\{[a-z]+="[^"\\\n]*"(,[a-z]+="[^"\\\n]*")*\})? \d+$/);
+        assert.match(
+          line,
+          /^[a-z_]+(\{[a-z]+="[^"\\\n]*"(,[a-z]+="[^"\\\n]*")*\})? \d+(\.\d+)?(e-\d+)?$/,
+        );
       }
     });
   });

@@ -45,9 +45,9 @@ describe("combineObservers", () => {
       handlerEnded: (i, end) => heard.push(`end ${i.name} ${end.outcome}`),
     };
     const combined = combineObservers([throwing, listening]) as DispatchObserver;
-    combined.toolCall?.("t", "error");
+    combined.toolCall?.("t", "error", 0.01);
     combined.handlerStarted?.(info);
-    combined.handlerEnded?.(info, { outcome: "ok" });
+    combined.handlerEnded?.(info, { outcome: "ok" }, 0.01);
     assert.deepEqual(heard, ["tool t error", "start t", "end t ok"]);
   });
 

@@ -75,7 +75,7 @@ export function reply(
   json: string,
   headers?: ResponseHeaders,
 ): void {
-  ctx.core.recorder?.(methodLabel(ctx.method), status);
+  ctx.core.recorder?.(methodLabel(ctx.method), status, ctx.startedAt);
   writeJson(ctx.target, status, json, headers);
 }
 
@@ -106,12 +106,14 @@ export function refuseUnread(
  * ```
  */
 export function accepted(ctx: RequestContext): void {
-  ctx.core.recorder?.(methodLabel(ctx.method), 202);
+  ctx.core.recorder?.(methodLabel(ctx.method), 202, ctx.startedAt);
   writeEmpty(ctx.target, 202);
 }
 
 /**
- * 429 (the scope's bound) or 503 (the global one), with `Retry-After` and the request's id.
+ * 429 (the scope's bound) or 503 (the global one), with `Retry-After` and the request's id,
+ * counted in the metrics under the refused scope's kind (`scope`: the request's origin unless
+ * its session's or stream's bound refused it).
  *
  * @example
  * ```ts
@@ -122,7 +124,9 @@ export function refuseBusy(
   ctx: RequestContext,
   outcome: LimitOutcome,
   id: JsonRpcRequest["id"] | null,
+  scope: string = ctx.origin,
 ): void {
+  ctx.core.config.metrics?.refused(scope, outcome);
   const json = errorResponseJson(id, ErrorCode.ServerError, TOO_MANY);
   reply(ctx, outcome === SCOPE_LIMIT ? 429 : 503, json, RETRY_SOON);
 }

@@ -47,7 +47,7 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
   if (sessionScope !== null) {
     const outcome = limits.sessionRequests.tryAcquire(sessionScope);
     if (outcome !== ACQUIRED) {
-      refuseBusy(ctx, outcome, request.id);
+      refuseBusy(ctx, outcome, request.id, sessionScope);
       return null;
     }
   }
@@ -58,7 +58,7 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
     if (limits.streams.tryAcquire(ctx.scope) === ACQUIRED) stream = ctx.scope;
     else if ((accepts & ACCEPTS_JSON) === 0) {
       if (sessionScope !== null) limits.sessionRequests.release(sessionScope);
-      refuseBusy(ctx, SCOPE_LIMIT, request.id);
+      refuseBusy(ctx, SCOPE_LIMIT, request.id, ctx.scope);
       return null;
     } else sse = false;
   }
@@ -71,6 +71,7 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
     maxBufferedBytes: config.maxStreamBufferBytes,
     recorder,
     method: methodLabel(request.method),
+    startedAt: ctx.startedAt,
   });
   exchange.hold(limits, { origin: ctx.origin, session: sessionScope, stream });
   ctx.holdsUnit = false; // the exchange gives the origin's unit back

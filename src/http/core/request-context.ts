@@ -46,7 +46,11 @@ export class RequestContext {
   /** The scope the message is handled in: session > principal > IP bucket (scope.ts). */
   declare scope: string;
 
+  /** When the request arrived (`performance.now()`): the request duration's start (metrics). */
+  declare readonly startedAt: number;
+
   constructor(core: CoreState, input: RequestInput, target: ResponseTarget) {
+    this.startedAt = performance.now();
     this.core = core;
     this.input = input;
     this.target = target;

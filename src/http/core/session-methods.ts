@@ -43,7 +43,7 @@ export async function endSession(ctx: RequestContext): Promise<void> {
   // Ending the session cancels its in-flight requests, its subscriptions and its stream.
   dispatcher.cancelSession(sessionId);
   ctx.core.streams?.close(sessionId);
-  ctx.core.recorder?.("none", 204);
+  ctx.core.recorder?.("none", 204, ctx.startedAt);
   writeEmpty(ctx.target, 204);
 }
 
@@ -82,7 +82,7 @@ export async function listen(ctx: RequestContext): Promise<void> {
   ctx.origin = origin;
   const outcome = limits.streams.tryAcquire(origin);
   if (outcome !== ACQUIRED) return refuseBusy(ctx, outcome, null);
-  ctx.core.recorder?.("none", 200);
+  ctx.core.recorder?.("none", 200, ctx.startedAt);
   // Settled when the stream ends, not when it opens: the fetch door and the framework adapters
   // end their response when the request core's promise settles.
   const ended = new Promise<void>((resolve) => {

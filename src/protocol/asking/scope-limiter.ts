@@ -91,6 +91,11 @@ export class ScopeLimiter {
     return this.resting === null ? this.counts.size : this.counts.size - 1;
   }
 
+  /** Calls `visit` with each scope holding units and how many (metrics, at scrape time). */
+  forEachHeld(visit: (scope: string, units: number) => void): void {
+    for (const [scope, counter] of this.counts) if (counter.n > 0) visit(scope, counter.n);
+  }
+
   /** Units taken back to make room at the global bound, since construction. */
   get evicted(): number {
     return this.evictions;

@@ -14,14 +14,14 @@ import type { RequestInfo } from "./request-info.js";
  */
 export interface DispatchObserver {
   /** A tool call ended (metrics per tool). */
-  toolCall?(tool: string, outcome: ToolOutcome): void;
+  toolCall?(tool: string, outcome: ToolOutcome, seconds: number): void;
   /**
    * A handler is about to run. When the observers have `requestStarted`, only for handlers of
    * requests one of them follows.
    */
   handlerStarted?(info: HandlerInfo): void;
   /** A handler ended (answered, failed, was cancelled, or was abandoned: `killed`). */
-  handlerEnded?(info: HandlerInfo, end: HandlerEnd): void;
+  handlerEnded?(info: HandlerInfo, end: HandlerEnd, seconds: number): void;
   /**
    * A request (any method) is about to run. May return a sink standing in for `sink` (it must
    * forward every member) to see how the request's exchange ends: tracing ends its span there.

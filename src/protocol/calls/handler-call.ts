@@ -232,6 +232,9 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
   /** See {@link HandlerCallOptions.serverAsks}; undefined once made (or when there is none). */
   private serverAsks: Readonly<Record<string, unknown>> | null | undefined;
 
+  /** When {@link run} began (`performance.now()`): the handler duration's start (metrics). */
+  startedAt = 0;
+
   constructor(options: HandlerCallOptions) {
     this.host = options.host;
     this.invocation = options.invocation;
@@ -368,6 +371,7 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
    * waiting call keeps less heap (docs/profile.md, "Heap per in-flight call").
    */
   run(): Promise<void> {
+    this.startedAt = performance.now();
     this.sink.setListener(this);
     this.host.started(this);
     if (this.handle.aborted) {
