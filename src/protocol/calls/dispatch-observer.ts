@@ -13,14 +13,14 @@ import type { RequestInfo } from "./request-info.js";
  * ignored.
  */
 export interface DispatchObserver {
-  /** A tool call ended (metrics per tool). */
+  /** A tool call ended (metrics per tool), `seconds` after its handler started. */
   toolCall?(tool: string, outcome: ToolOutcome, seconds: number): void;
   /**
    * A handler is about to run. When the observers have `requestStarted`, only for handlers of
    * requests one of them follows.
    */
   handlerStarted?(info: HandlerInfo): void;
-  /** A handler ended (answered, failed, was cancelled, or was abandoned: `killed`). */
+  /** A handler ended (answered, failed, cancelled, or abandoned: `killed`), `seconds` after it started. */
   handlerEnded?(info: HandlerInfo, end: HandlerEnd, seconds: number): void;
   /**
    * A request (any method) is about to run. May return a sink standing in for `sink` (it must
