@@ -5,16 +5,20 @@
 // the three-process Redis cluster, the deploy topology) run afterwards one at a time, because their bounds (heap
 // growth, cancel latency) measure this machine and must not compete with other test files for it.
 // A final line adds up both phases: "N passed, M failed".
+// test/package/ (the packed package installed in an empty project) is left to its own CI step,
+// `npm run test:package` (.ci/steps.d/10-packaging.sh), so CI runs it once.
 // Extra arguments are passed to `node --test` (e.g. `npm test -- --test-name-pattern=quota`).
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
 const SERIAL = [join("test", "soak"), join("test", "redis-e2e"), join("test", "deploy")];
+const SEPARATE = join("test", "package");
 
 const files = readdirSync("test", { recursive: true, encoding: "utf8" })
   .filter((file) => file.endsWith(".test.ts"))
   .map((file) => join("test", file))
+  .filter((file) => !file.startsWith(`${SEPARATE}/`))
   .sort();
 
 if (files.length === 0) {

@@ -1,6 +1,7 @@
 /**
- * Test helper: runs `node --import tsx src/cli/main.ts …` as a real process, as a user would, and
- * speaks to it over HTTP. Not a test file itself (no `.test.ts`), so the runner does not pick it up.
+ * Test helper: runs `node --import tsx src/cli/main.ts …` (or, with {@link CliOptions.bin}, an
+ * installed package's executable, without tsx) as a real process, as a user would, and speaks to
+ * it over HTTP. Not a test file itself (no `.test.ts`), so the runner does not pick it up.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -36,8 +37,21 @@ export interface CliProcess {
   kill(): Promise<void>;
 }
 
-function spawnMain(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+/** Which CLI to run, and where. */
+export interface CliOptions {
+  /**
+   * The executable's JavaScript file (e.g. an installed package's `dist/cli/main.js`), run by
+   * plain `node`; default: this repository's `src/cli/main.ts` through tsx.
+   */
+  readonly bin?: string;
+  /** The working directory; default: this process's. */
+  readonly cwd?: string;
+}
+
+function spawnMain(args: readonly string[], options: CliOptions): ChildProcess {
+  const main = options.bin === undefined ? ["--import", "tsx", "src/cli/main.ts"] : [options.bin];
+  return spawn(process.execPath, [...main, ...args], {
+    cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
@@ -55,8 +69,11 @@ function exitOf(child: ChildProcess): Promise<Exit> {
 /**
  * Starts `conduit-mcp <args>` and waits (at most 20 s) for the listening line.
  */
-export async function startCli(args: readonly string[]): Promise<CliProcess> {
-  const child = spawnMain(args);
+export async function startCli(
+  args: readonly string[],
+  options: CliOptions = {},
+): Promise<CliProcess> {
+  const child = spawnMain(args, options);
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8");
@@ -91,8 +108,9 @@ export async function startCli(args: readonly string[]): Promise<CliProcess> {
 /** Runs `conduit-mcp <args>` to completion (at most 20 s) and returns its output and exit. */
 export async function runCli(
   args: readonly string[],
+  options: CliOptions = {},
 ): Promise<{ stdout: string; stderr: string; exit: Exit }> {
-  const child = spawnMain(args);
+  const child = spawnMain(args, options);
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (chunk: Buffer) => {
