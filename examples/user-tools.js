@@ -6,7 +6,7 @@
  *   npx conduit-mcp serve ./examples/user-tools.js --stdio
  *
  * Plain JavaScript, importing the package by name as an application would (in this repository,
- * that needs `npm run build` first; `test/hosting/package.test.ts` runs it against the packed
+ * that needs `npm run build` first; `test/package/installed.test.ts` runs it against the packed
  * package).
  */
 import { setTimeout as sleep } from "node:timers/promises";

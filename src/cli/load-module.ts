@@ -7,27 +7,25 @@
  * 2. an options object for `createMcpServer` as the default export (`export default { tools }`);
  * 3. named exports: `tools` (an array), and any tool made by `defineTool` under any name.
  *
- * A `.ts` module is loaded through `tsx` when the user's project has it (resolved from the
- * working directory, never bundled). Every failure is a {@link ModuleLoadError} whose message
- * says what was expected; the CLI prints it and exits 2.
+ * A `.ts` module is loaded through `tsx` when the user's project has it (register-tsx.ts). Every
+ * failure is a {@link ModuleLoadError} whose message says what was expected; the CLI prints it and
+ * exits 2.
  */
-import { createRequire } from "node:module";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import type { Tool } from "../protocol/index.js";
 import type { McpServer, McpServerOptions } from "../server/index.js";
 import { hasTransportCore } from "../server/transport-core.js";
+import { ModuleLoadError } from "./module-load-error.js";
+import { registerTsx } from "./register-tsx.js";
+
+export { ModuleLoadError };
 
 /** What a user module provides. */
 export type UserModule =
   | { readonly kind: "server"; readonly server: McpServer }
   | { readonly kind: "options"; readonly options: McpServerOptions };
-
-/** The module could not be loaded, or exports nothing servable. */
-export class ModuleLoadError extends Error {
-  override readonly name = "ModuleLoadError";
-}
 
 const TYPESCRIPT = /\.[cm]?tsx?$/;
 const EXPECTED =
@@ -48,36 +46,17 @@ export async function loadUserModule(path: string, cwd: string): Promise<UserMod
   return servable(namespace, path);
 }
 
+/**
+ * Imports the module; a TypeScript one after tsx's loaders are registered (a failed import is
+ * cached by URL, so registering after a first attempt would be too late).
+ */
 async function importModule(file: string, cwd: string): Promise<Record<string, unknown>> {
-  const url = pathToFileURL(file).href;
+  if (TYPESCRIPT.test(file)) await registerTsx(cwd, file);
   try {
-    return (await import(url)) as Record<string, unknown>;
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === "ERR_UNKNOWN_FILE_EXTENSION" && TYPESCRIPT.test(file)) {
-      await registerTsx(cwd, file);
-      try {
-        return (await import(url)) as Record<string, unknown>;
-      } catch (retry) {
-        throw loadFailure(file, retry);
-      }
-    }
     throw loadFailure(file, error);
   }
-}
-
-/** Registers tsx's loader from the user's project, or explains how to get it. */
-async function registerTsx(cwd: string, file: string): Promise<void> {
-  let api: string;
-  try {
-    api = createRequire(resolve(cwd, "package.json")).resolve("tsx/esm/api");
-  } catch {
-    throw new ModuleLoadError(
-      `cannot load ${file}: a TypeScript module needs tsx in the project (npm install --save-dev tsx), or compile it to JavaScript first`,
-    );
-  }
-  const { register } = (await import(pathToFileURL(api).href)) as { register: () => unknown };
-  register();
 }
 
 function loadFailure(file: string, error: unknown): ModuleLoadError {

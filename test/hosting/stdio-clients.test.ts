@@ -1,7 +1,7 @@
 /**
  * `conduit-mcp serve MODULE --stdio` as desktop clients run it: the official clients'
  * `StdioClientTransport` spawns the CLI (here from source, through tsx; the packed build is
- * exercised by package.test.ts) serving a user module, then lists, calls, follows progress,
+ * exercised by test/package/installed.test.ts) serving a user module, then lists, calls, follows progress,
  * cancels (the SDKs send `notifications/cancelled`) and shuts down by closing stdin. The module's
  * `probe` tool reports what the server process saw, over the same connection.
  * SDK 1.x speaks 2025-11-25; SDK 2.x is pinned to 2026-07-28.
