@@ -17,15 +17,7 @@ import { CancellationRegistry, type CancellationRegistryOptions } from "../cance
 import type { ChangeFeed } from "../changes/index.js";
 import type { OAuthOptions } from "../identity/oauth/index.js";
 // Types only (erased at runtime): the Redis code itself is loaded lazily by redisBackends.
-import type {
-  RedisCancellationStore,
-  RedisCancellationStoreOptions,
-  RedisChangeFeed,
-  RedisReplyBus,
-  RedisSessionStore,
-  RedisTaskStore,
-  RedisTaskStoreOptions,
-} from "../redis/index.js";
+import type { RedisBackends } from "../redis/index.js";
 import type { ServerReplyBus } from "../replies/index.js";
 import {
   createMcpServer,
@@ -66,37 +58,16 @@ export function endpointUrl(host: string, port: number, path: string): string {
   return `http://${shownHost}:${port}${path}`;
 }
 
-/** The Redis store's default lease; also the janitor period under `--redis` (see below). */
-const DEFAULT_REDIS_LEASE_MS = 15_000;
-/** The memory registry's janitor period; the Redis janitor never runs less often. */
+/** The memory registry's janitor period. */
 const MAX_JANITOR_INTERVAL_MS = 60_000;
 /** How long a start waits for Redis before serving anyway (fail-open: README, "Many processes and nodes: Redis"). */
 const REDIS_READY_WAIT_MS = 2_000;
 
-/** The shared state of a `--redis` node, built by {@link redisBackends}. */
-export interface RedisBackends {
-  /** A registry on the Redis cancellation store (the store carries the row limits). */
-  readonly registry: CancellationRegistry;
-  readonly cancellationStore: RedisCancellationStore;
-  /** Present when the command asks for sessions. */
-  readonly sessionStore: RedisSessionStore | undefined;
-  /** Carries clients' answers to 2025-era asks between nodes (README, "Asking the client"). */
-  readonly replyBus: RedisReplyBus;
-  /** Carries list changes and resource updates to the listeners of every node. */
-  readonly changeFeed: RedisChangeFeed;
-  /** The tasks of every node (the store carries the task bounds and this node's task lease). */
-  readonly taskStore: RedisTaskStore;
-  /** How often the task janitor sweeps: once per lease, so a dead node's tasks are failed soon. */
-  readonly taskSweepMs: number;
-  /** Closes the registry, then the stores (this node's lease and in-flight entries go). */
-  close(): Promise<void>;
-}
-
 /**
- * Builds the Redis stores of a `--redis` command. `conduit-mcp/redis` (and so ioredis, an optional
- * peer dependency) is imported here, lazily, only when asked for, so a memory-only `serve` never
- * needs ioredis installed. Waits up to 2 s for Redis, then serves regardless: the stores fail open
- * and reconnect by themselves.
+ * Builds the shared stores of a `--redis` command with `createRedisBackends`. `conduit-mcp/redis`
+ * (and so ioredis, an optional peer dependency) is imported here, lazily, only when asked for, so
+ * a memory-only `serve` never needs ioredis installed. Waits up to 2 s for Redis, then serves
+ * regardless: the stores fail open and reconnect by themselves.
  *
  * @example
  * ```ts
@@ -114,69 +85,33 @@ export async function redisBackends(
     const why = error instanceof Error ? error.message : String(error);
     throw new Error(`--redis needs the optional ioredis package (npm install ioredis): ${why}`);
   }
-  const leaseMs = command.redisLeaseMs ?? DEFAULT_REDIS_LEASE_MS;
-  const storeOptions: {
-    -readonly [K in keyof RedisCancellationStoreOptions]: RedisCancellationStoreOptions[K];
-  } = { redis: command.redis, leaseMs };
-  if (command.maxRows !== undefined) storeOptions.maxRows = command.maxRows;
-  if (command.redisShareAfterMs !== undefined) {
-    storeOptions.shareAfterMs = command.redisShareAfterMs;
-  }
-  if (command.maxRowsPerScope !== undefined) storeOptions.maxRowsPerScope = command.maxRowsPerScope;
-  const cancellationStore = new redis.RedisCancellationStore(storeOptions);
-  // The per-creator bound goes to the shared store (memory sessions get it in serveOptions).
-  const sessionStore = command.sessions
-    ? new redis.RedisSessionStore(
-        command.maxSessionsPerScope === undefined
-          ? { redis: command.redis }
-          : { redis: command.redis, maxSessionsPerScope: command.maxSessionsPerScope },
-      )
-    : undefined;
-  // The janitor is what sweeps the entries of nodes whose lease expired (the dead-process
-  // sweep across machines), so it runs once per lease: a SIGKILLed node's entries are gone within
-  // about two leases instead of the memory default of a minute.
-  // With a short --row-ttl-ms the janitor also runs at least once per TTL, so an expired row
-  // waits at most one more TTL for its sweep.
-  const registry = new CancellationRegistry({
-    store: cancellationStore,
-    janitorIntervalMs: Math.min(leaseMs, command.rowTtlMs ?? leaseMs, MAX_JANITOR_INTERVAL_MS),
-    ...(command.rowTtlMs === undefined ? {} : { ttlMs: command.rowTtlMs }),
-  });
-  const replyBus = new redis.RedisReplyBus({ redis: command.redis });
-  const changeFeed = new redis.RedisChangeFeed({ redis: command.redis });
-  // One node name for both leases; the task bounds go to the shared store.
-  const taskOptions: {
-    -readonly [K in keyof RedisTaskStoreOptions]: RedisTaskStoreOptions[K];
-  } = { redis: command.redis, leaseMs, nodeId: cancellationStore.nodeId };
-  if (command.maxTasks !== undefined) taskOptions.maxTasks = command.maxTasks;
-  if (command.maxTasksPerScope !== undefined)
-    taskOptions.maxTasksPerScope = command.maxTasksPerScope;
-  const taskStore = new redis.RedisTaskStore(taskOptions);
-  await Promise.all([
-    cancellationStore.ready(REDIS_READY_WAIT_MS),
-    sessionStore?.ready(REDIS_READY_WAIT_MS),
-    taskStore.ready(REDIS_READY_WAIT_MS),
-    changeFeed.ready(REDIS_READY_WAIT_MS),
-  ]);
-  return {
-    registry,
-    cancellationStore,
-    sessionStore,
-    replyBus,
-    changeFeed,
-    taskStore,
-    taskSweepMs: Math.min(leaseMs, MAX_JANITOR_INTERVAL_MS),
-    async close() {
-      await registry.close();
-      await Promise.all([
-        cancellationStore.close(),
-        sessionStore?.close(),
-        replyBus.close(),
-        changeFeed.close(),
-        taskStore.close(),
-      ]);
+  const backends = redis.createRedisBackends(command.redis, {
+    ...(command.redisLeaseMs === undefined ? {} : { leaseMs: command.redisLeaseMs }),
+    cancellation: {
+      ...(command.maxRows === undefined ? {} : { maxRows: command.maxRows }),
+      ...(command.maxRowsPerScope === undefined
+        ? {}
+        : { maxRowsPerScope: command.maxRowsPerScope }),
+      ...(command.redisShareAfterMs === undefined
+        ? {}
+        : { shareAfterMs: command.redisShareAfterMs }),
     },
-  };
+    ...(command.rowTtlMs === undefined ? {} : { registry: { ttlMs: command.rowTtlMs } }),
+    // The per-creator bound goes to the shared store (memory sessions get it in serveOptions).
+    sessions: command.sessions
+      ? command.maxSessionsPerScope === undefined
+        ? {}
+        : { maxSessionsPerScope: command.maxSessionsPerScope }
+      : false,
+    tasks: {
+      ...(command.maxTasks === undefined ? {} : { maxTasks: command.maxTasks }),
+      ...(command.maxTasksPerScope === undefined
+        ? {}
+        : { maxTasksPerScope: command.maxTasksPerScope }),
+    },
+  });
+  await backends.ready(REDIS_READY_WAIT_MS);
+  return backends;
 }
 
 /**
@@ -198,7 +133,8 @@ export function serveOptions(
     readonly replyBus?: ServerReplyBus | undefined;
     readonly changeFeed?: ChangeFeed | undefined;
     readonly taskStore?: TaskStore | undefined;
-    readonly taskSweepMs?: number | undefined;
+    /** The sweep period of the shared task store (`createRedisBackends`: once per lease). */
+    readonly serverOptions?: { readonly tasks: { readonly sweepIntervalMs: number } };
   },
   base: McpServerOptions = {
     tools: demoTools,
@@ -271,7 +207,9 @@ export function serveOptions(
     options.tasks = {
       ...baseTasks,
       store: shared.taskStore,
-      ...(shared.taskSweepMs === undefined ? {} : { sweepIntervalMs: shared.taskSweepMs }),
+      ...(shared.serverOptions === undefined
+        ? {}
+        : { sweepIntervalMs: shared.serverOptions.tasks.sweepIntervalMs }),
     };
   } else if (command.maxTasks !== undefined || command.maxTasksPerScope !== undefined) {
     options.tasks = {

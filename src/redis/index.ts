@@ -4,9 +4,9 @@
  *
  * @example
  * ```ts
- * import { RedisCancellationStore, RedisTaskStore } from "conduit-mcp/redis";
- * const store = new RedisCancellationStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
- * const tasks = new RedisTaskStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", nodeId: store.nodeId });
+ * import { createRedisBackends } from "conduit-mcp/redis";
+ * const redis = createRedisBackends(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+ * const server = createMcpServer({ tools, ...redis.serverOptions });
  * ```
  */
 
@@ -41,6 +41,12 @@ export type {
   TerminalTaskStatus,
 } from "../tasks/index.js";
 export type { OutagePart, StoreOutageMessage } from "./outage-monitor.js";
+export {
+  createRedisBackends,
+  type RedisBackends,
+  type RedisBackendsOptions,
+  type RedisServerOptions,
+} from "./redis-backends.js";
 export {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
