@@ -77,6 +77,12 @@ export interface ServeCommand {
    */
   readonly stateKeys?: readonly string[];
   /**
+   * Secrets shared by every node (`--secret-file`, else `$CONDUIT_MCP_SECRET_FILE`), newest
+   * first: the list-cursor secret (the first, through HKDF) and, unless `stateKeys` is given, the
+   * keys sealing `requestState`. Absent → random per process.
+   */
+  readonly secrets?: readonly string[];
+  /**
    * Serve over stdin/stdout instead of HTTP (`--stdio`): newline-delimited JSON-RPC, logs on
    * stderr, exit when stdin closes.
    */
@@ -185,6 +191,13 @@ Options:
                                  (ctx.elicit/sample/roots), one a line, newest first, each at
                                  least 32 bytes; give every node the same file so a retry can
                                  reach any of them (default: a random key per process)
+  --secret-file PATH             the secrets every node behind one load balancer shares, in
+                                 the format of --state-key-file: the list-cursor secret (from
+                                 the first line) and, without --state-key-file, the
+                                 requestState keys, so a next page or a retry may reach any
+                                 node (default
+                                 $CONDUIT_MCP_SECRET_FILE when set, else random per process;
+                                 required with --redis on a non-loopback --host)
   --stdio                        serve over stdin/stdout (one client: the process that
                                  started this one) instead of HTTP; logs go to stderr and
                                  the process exits when stdin closes
@@ -226,6 +239,7 @@ const OPTIONS = {
   "redis-lease-ms": { type: "string" },
   "redis-share-after-ms": { type: "string" },
   "state-key-file": { type: "string" },
+  "secret-file": { type: "string" },
   stdio: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
@@ -307,6 +321,7 @@ function serveCommand(
     "redis-lease-ms"?: string | undefined;
     "redis-share-after-ms"?: string | undefined;
     "state-key-file"?: string | undefined;
+    "secret-file"?: string | undefined;
     stdio?: boolean | undefined;
   },
   env: Readonly<Record<string, string | undefined>>,
@@ -407,7 +422,15 @@ function serveCommand(
     );
   }
   if (values["state-key-file"] !== undefined) {
-    command.stateKeys = stateKeyFile(values["state-key-file"]);
+    command.stateKeys = keyFile("--state-key-file", values["state-key-file"]);
+  }
+  // As with REDIS_URL: the flag wins, an empty variable counts as unset.
+  const secretFile =
+    values["secret-file"] ??
+    (env.CONDUIT_MCP_SECRET_FILE === "" ? undefined : env.CONDUIT_MCP_SECRET_FILE);
+  if (secretFile !== undefined) {
+    const flag = values["secret-file"] === undefined ? "CONDUIT_MCP_SECRET_FILE" : "--secret-file";
+    command.secrets = keyFile(flag, secretFile);
   }
   return command;
 }
@@ -418,18 +441,16 @@ const MAX_STATE_KEYS = 16;
 const MIN_STATE_KEY_BYTES = 32;
 
 /**
- * `--state-key-file PATH`: one key a line, newest first; blank lines and `#` comments skipped. A
- * problem names the line number, never its content (it is a key).
+ * `--state-key-file PATH` or `--secret-file PATH`: one key a line, newest first; blank lines and
+ * `#` comments skipped. A problem names the line number, never its content (it is a key).
  */
-function stateKeyFile(path: string): string[] {
+function keyFile(flag: string, path: string): string[] {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new UsageProblem(
-      `--state-key-file ${show(path)} cannot be read (${String(code ?? "error")})`,
-    );
+    throw new UsageProblem(`${flag} ${show(path)} cannot be read (${String(code ?? "error")})`);
   }
   const keys: string[] = [];
   for (const [index, raw] of text.split(/\r?\n/).entries()) {
@@ -437,15 +458,15 @@ function stateKeyFile(path: string): string[] {
     if (line === "" || line.startsWith("#")) continue;
     if (Buffer.byteLength(line, "utf8") < MIN_STATE_KEY_BYTES) {
       throw new UsageProblem(
-        `--state-key-file ${show(path)} line ${index + 1}: a key needs at least ${MIN_STATE_KEY_BYTES} bytes`,
+        `${flag} ${show(path)} line ${index + 1}: a key needs at least ${MIN_STATE_KEY_BYTES} bytes`,
       );
     }
     keys.push(line);
     if (keys.length > MAX_STATE_KEYS) {
-      throw new UsageProblem(`--state-key-file ${show(path)} has more than ${MAX_STATE_KEYS} keys`);
+      throw new UsageProblem(`${flag} ${show(path)} has more than ${MAX_STATE_KEYS} keys`);
     }
   }
-  if (keys.length === 0) throw new UsageProblem(`--state-key-file ${show(path)} has no key`);
+  if (keys.length === 0) throw new UsageProblem(`${flag} ${show(path)} has no key`);
   return keys;
 }
 

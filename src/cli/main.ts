@@ -18,7 +18,7 @@ import { readFileSync } from "node:fs";
 import { InvalidOptionError } from "../errors.js";
 import { parseCli, type ServeCommand, USAGE } from "./args.js";
 import { loadUserModule, ModuleLoadError, type UserModule } from "./load-module.js";
-import { configFlags, startServe, startStdio } from "./serve.js";
+import { configFlags, StartRefused, startServe, startStdio } from "./serve.js";
 
 /** Slack on top of the grace and stream cancel timeout before a stuck close is abandoned. */
 const CLOSE_SLACK_MS = 5_000;
@@ -169,8 +169,13 @@ async function loadModule(command: ServeCommand, module: string): Promise<UserMo
   }
   const refused = loaded.kind === "server" ? configFlags(command) : [];
   if (refused.length > 0) {
+    // A ready server has its stores already: say how to get the shared ones either way.
+    const redis =
+      command.redis === undefined
+        ? ""
+        : "; for --redis, export options, or build the shared stores in the module: createMcpServer({ tools, ...createRedisBackends(url).serverOptions }) (conduit-mcp/redis)";
     process.stderr.write(
-      `conduit-mcp: ${module} exports a server, configured in its code; ${refused.join(", ")} cannot apply to it (export options instead)\n`,
+      `conduit-mcp: ${module} exports a server, configured in its code; ${refused.join(", ")} cannot apply to it (export options instead: export default { tools, … })${redis}\n`,
     );
     process.exitCode = 2;
     return undefined;
@@ -178,8 +183,16 @@ async function loadModule(command: ServeCommand, module: string): Promise<UserMo
   return loaded;
 }
 
-/** A module's options that createMcpServer refuses: reported as bad usage (exit 2). */
+/**
+ * A module's options that createMcpServer refuses, or a start refused by the flags' combination:
+ * reported as bad usage (exit 2).
+ */
 function badOptions(error: unknown, command: ServeCommand): boolean {
+  if (error instanceof StartRefused) {
+    process.stderr.write(`conduit-mcp: ${error.message}\n`);
+    process.exitCode = 2;
+    return true;
+  }
   if (!(error instanceof InvalidOptionError)) return false;
   const where = command.module === undefined ? "" : `${command.module}: `;
   process.stderr.write(`conduit-mcp: ${where}${error.message}\n`);

@@ -13,8 +13,11 @@
  * }
  * ```
  */
+import { hkdfSync } from "node:crypto";
+
 import { CancellationRegistry, type CancellationRegistryOptions } from "../cancellation/index.js";
 import type { ChangeFeed } from "../changes/index.js";
+import { isLoopbackListenHost } from "../http/index.js";
 import type { OAuthOptions } from "../identity/oauth/index.js";
 // Types only (erased at runtime): the Redis code itself is loaded lazily by redisBackends.
 import type { RedisBackends } from "../redis/index.js";
@@ -189,6 +192,12 @@ export function serveOptions(
   if (command.stateKeys !== undefined) {
     options.inputRequired = { ...base.inputRequired, keys: [...command.stateKeys] };
   }
+  if (command.secrets !== undefined) {
+    if (command.stateKeys === undefined) {
+      options.inputRequired = { ...base.inputRequired, keys: [...command.secrets] };
+    }
+    options.cursorSecret = cursorSecretOf(command.secrets[0] as string);
+  }
   if (shared?.replyBus !== undefined) {
     options.serverRequests = { ...base.serverRequests, bus: shared.replyBus };
   }
@@ -224,6 +233,36 @@ export function serveOptions(
 }
 
 /**
+ * The list-cursor secret of a `--secret-file`: its newest secret through HKDF (RFC 5869) with a
+ * label of its own, so the cursor HMAC key is never the requestState key material itself.
+ */
+function cursorSecretOf(secret: string): Uint8Array {
+  return new Uint8Array(hkdfSync("sha256", secret, "", "conduit-mcp list cursor v1", 32));
+}
+
+/** A start refused before anything was built (the CLI reports it as bad usage, exit 2). */
+export class StartRefused extends Error {
+  override readonly name = "StartRefused";
+}
+
+/**
+ * Refuses a `--redis` node on a non-loopback host whose list cursors or requestState would be
+ * sealed with a random per-process key: behind a load balancer a next page or a retry that
+ * reaches another node would be refused there. A module's own `cursorSecret` and
+ * `inputRequired.keys` count as shared.
+ */
+function requireSharedSecrets(command: ServeCommand, loaded: UserModule | undefined): void {
+  if (command.redis === undefined || command.secrets !== undefined) return;
+  if (command.stdio || isLoopbackListenHost(command.host)) return;
+  const own = loaded?.kind === "options" ? loaded.options : undefined;
+  const keys = command.stateKeys !== undefined || own?.inputRequired?.keys !== undefined;
+  if (own?.cursorSecret !== undefined && keys) return;
+  throw new StartRefused(
+    `--redis on ${command.host} needs --secret-file PATH (or CONDUIT_MCP_SECRET_FILE), the same file on every node: without it each node seals list cursors and requestState with its own random key, and a next page or a retry that reaches another node is refused`,
+  );
+}
+
+/**
  * `auth.oauth` of the `--oauth-*` flags. Without `--oauth-audience` the resource is the endpoint
  * URL as printed (`http://HOST:PORT/mcp`); with `--port 0` the library fixes it at listen().
  */
@@ -255,6 +294,7 @@ export async function startServe(
   command: ServeCommand,
   loaded?: UserModule,
 ): Promise<RunningServe> {
+  requireSharedSecrets(command, loaded);
   const redis = command.redis;
   const backends = redis === undefined ? undefined : await redisBackends({ ...command, redis });
   const server = buildServer(command, backends, loaded);
@@ -351,6 +391,8 @@ export function configFlags(command: ServeCommand): string[] {
   if (command.maxTasksPerScope !== undefined) given.push("--max-tasks-per-scope");
   if (command.streamCancelTimeoutMs !== undefined) given.push("--stream-cancel-timeout");
   if (command.closeGraceMs !== undefined) given.push("--close-grace");
+  if (command.stateKeys !== undefined) given.push("--state-key-file");
+  if (command.secrets !== undefined) given.push("--secret-file (or CONDUIT_MCP_SECRET_FILE)");
   if (command.metrics) given.push("--metrics");
   if (command.maxConcurrentRequestsPerScope !== undefined) given.push("--max-requests-per-scope");
   if (command.maxConcurrentRequests !== undefined) given.push("--max-requests");

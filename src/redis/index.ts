@@ -10,16 +10,28 @@
  * ```
  */
 
-// The store contracts these classes implement, so that `conduit-mcp/redis` alone types them.
+// The store contracts these classes implement, and the registry createRedisBackends builds, so
+// that `conduit-mcp/redis` alone types them.
 export type {
+  CancellationRegistry,
+  CancellationRegistryOptions,
   CancellationRow,
   CancellationStore,
+  CancelResult,
   CleanupResult,
+  HandleLifetime,
   RecordOutcome,
   RemoteCancellation,
+  RequestHandle,
+  TrackOptions,
 } from "../cancellation/index.js";
 export type { ChangedList, ChangeEvent, ChangeFeed } from "../changes/index.js";
-export type { CancellationSource } from "../errors.js";
+export type {
+  CancellationSource,
+  ConduitError,
+  ConduitErrorCode,
+  RequestCancelledError,
+} from "../errors.js";
 export type { Reachability } from "../reachability.js";
 export type { ClientReply, ServerReplyBus } from "../replies/index.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
@@ -45,6 +57,7 @@ export {
   createRedisBackends,
   type RedisBackends,
   type RedisBackendsOptions,
+  type RedisBackendsSharedOption,
   type RedisServerOptions,
 } from "./redis-backends.js";
 export {

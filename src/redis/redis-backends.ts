@@ -16,8 +16,14 @@ import { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 import { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
 import { RedisTaskStore, type RedisTaskStoreOptions } from "./redis-task-store.js";
 
-/** The options every store takes from {@link RedisBackendsOptions} itself. */
-type Shared = "redis" | "prefix" | "nodeId" | "leaseMs" | "commandTimeoutMs" | "logger";
+/** The options every store takes from {@link RedisBackendsOptions} itself, not from its own. */
+export type RedisBackendsSharedOption =
+  | "redis"
+  | "prefix"
+  | "nodeId"
+  | "leaseMs"
+  | "commandTimeoutMs"
+  | "logger";
 
 /** Options of {@link createRedisBackends}; every one has a default. */
 export interface RedisBackendsOptions {
@@ -36,20 +42,20 @@ export interface RedisBackendsOptions {
   /** Receives the one line per outage of each store. Default `console.warn`. */
   readonly logger?: (message: string) => void;
   /** The cancellation store's own options (`maxRows`, `maxRowsPerScope`, `shareAfterMs`, …). */
-  readonly cancellation?: Omit<RedisCancellationStoreOptions, Shared>;
+  readonly cancellation?: Omit<RedisCancellationStoreOptions, RedisBackendsSharedOption>;
   /** The registry's options (`ttlMs`, …); its janitor runs at least once per lease. */
   readonly registry?: Omit<CancellationRegistryOptions, "store">;
   /**
    * The session store's options, or `false` for no session store (a stateless server, the
    * library's default). Default: a session store with its defaults.
    */
-  readonly sessions?: Omit<RedisSessionStoreOptions, Shared> | false;
+  readonly sessions?: Omit<RedisSessionStoreOptions, RedisBackendsSharedOption> | false;
   /** The reply bus's options (`maxMessageBytes`). */
-  readonly replies?: Omit<RedisReplyBusOptions, Shared>;
+  readonly replies?: Omit<RedisReplyBusOptions, RedisBackendsSharedOption>;
   /** The change feed's options. */
-  readonly changes?: Omit<RedisChangeFeedOptions, Shared>;
+  readonly changes?: Omit<RedisChangeFeedOptions, RedisBackendsSharedOption>;
   /** The task store's options (`maxTasks`, `maxTasksPerScope`, `maxResultBytes`, …). */
-  readonly tasks?: Omit<RedisTaskStoreOptions, Shared>;
+  readonly tasks?: Omit<RedisTaskStoreOptions, RedisBackendsSharedOption>;
 }
 
 /**
@@ -57,11 +63,15 @@ export interface RedisBackendsOptions {
  * `createMcpServer({ tools, ...backends.serverOptions })`.
  */
 export interface RedisServerOptions {
+  /** The registry on the shared cancellation store. */
   readonly registry: CancellationRegistry;
-  /** Absent with `sessions: false`. */
+  /** The shared session store; absent with `sessions: false`. */
   readonly sessions?: { readonly store: RedisSessionStore };
+  /** The reply bus: a client's answer reaching another node goes to the node that asked. */
   readonly serverRequests: { readonly bus: RedisReplyBus };
+  /** Carries list changes and resource updates to every node's listeners. */
   readonly changeFeed: RedisChangeFeed;
+  /** The shared task store, swept once per lease. */
   readonly tasks: { readonly store: RedisTaskStore; readonly sweepIntervalMs: number };
 }
 
@@ -71,11 +81,15 @@ export interface RedisBackends {
   readonly nodeId: string;
   /** A registry on {@link RedisBackends.cancellationStore}; closed by {@link RedisBackends.close}. */
   readonly registry: CancellationRegistry;
+  /** Cancellation rows, in-flight entries and cross-node cancels. */
   readonly cancellationStore: RedisCancellationStore;
-  /** Undefined with `sessions: false`. */
+  /** Sessions of every node; undefined with `sessions: false`. */
   readonly sessionStore: RedisSessionStore | undefined;
+  /** Clients' answers to 2025-era asks, carried to the node that asked. */
   readonly replyBus: RedisReplyBus;
+  /** List changes and resource updates for every node's listeners. */
   readonly changeFeed: RedisChangeFeed;
+  /** Tasks of every node, under this node's task lease. */
   readonly taskStore: RedisTaskStore;
   /** Spread into `createMcpServer` options. */
   readonly serverOptions: RedisServerOptions;

@@ -46,6 +46,8 @@ export interface CliOptions {
   readonly bin?: string;
   /** The working directory; default: this process's. */
   readonly cwd?: string;
+  /** How long {@link startCli} waits for the listening line; default 20 s. */
+  readonly listeningWithinMs?: number;
 }
 
 function spawnMain(args: readonly string[], options: CliOptions): ChildProcess {
@@ -86,7 +88,11 @@ export async function startCli(
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   try {
     const firstLine = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no listening line within 20 s")), 20_000);
+      const within = options.listeningWithinMs ?? 20_000;
+      const timer = setTimeout(
+        () => reject(new Error(`no listening line within ${within} ms; ${stderr}`)),
+        within,
+      );
       lines.once("line", (line) => {
         clearTimeout(timer);
         resolve(line);
