@@ -28,17 +28,25 @@ after(() => rmSync(keyDir, { recursive: true, force: true }));
 
 /**
  * The CLI's parse of a container command (`node_modules/.bin/conduit-mcp serve …`), and the path
- * its `--state-key-file` names (read from a stand-in file, since the secret is not mounted here).
+ * its `--secret-file` names (read from a stand-in file, since the secret is not mounted here).
+ * A node on Redis listening beyond loopback must share its secrets, or `serve` refuses to start
+ * (README, `--secret-file`): every recipe's command is held to that.
  */
 function serveCommand(argv: readonly string[]): ServeCommand & { keyFile?: string } {
   assert.equal(argv[0], "node_modules/.bin/conduit-mcp");
-  const at = argv.indexOf("--state-key-file");
+  const at = argv.indexOf("--secret-file");
   const keyFile = at < 0 ? undefined : argv[at + 1];
   const args = argv.slice(1).map((arg, i) => (i + 1 === at + 1 && at >= 0 ? KEY_FILE : arg));
   const parsed = parseCli(args, { REDIS_URL: "redis://redis:6379" });
   assert.ok(parsed.ok, parsed.ok ? "" : parsed.message);
   assert.equal(parsed.command.kind, "serve");
-  return { ...(parsed.command as ServeCommand), ...(keyFile === undefined ? {} : { keyFile }) };
+  const command = parsed.command as ServeCommand;
+  assert.ok(command.redis !== undefined, "the recipes run on Redis (REDIS_URL)");
+  assert.ok(
+    command.secrets !== undefined,
+    "a Redis node on a non-loopback host needs --secret-file, or serve refuses to start",
+  );
+  return { ...command, ...(keyFile === undefined ? {} : { keyFile }) };
 }
 
 /** The library default of --stream-cancel-timeout (README, "Server options"). */
@@ -210,7 +218,7 @@ describe("deploy/kubernetes", () => {
     const keys = pod.volumes.find((volume) => volume.secret !== undefined);
     const mount = container.volumeMounts.find((m) => m.name === keys?.name);
     const item = keys?.secret?.items[0];
-    assert.equal(command.stateKeys?.length, 1);
+    assert.equal(command.secrets?.length, 1);
     assert.equal(command.keyFile, `${mount?.mountPath}/${item?.path}`);
     const secret = byKind.get("Secret") as unknown as {
       metadata: { name: string };
