@@ -6,10 +6,12 @@
  * Usage: `node --import tsx scripts/check-layers.ts [srcDir]` (default `src`). Every import
  * counts, `import type` included: a type-only cycle still ties two layers together.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+
+import { sourceFiles } from "./lib/source-files.js";
 
 export interface Layer {
   readonly path: string;
@@ -90,19 +92,6 @@ export const LAYERS: readonly Layer[] = [
 export interface LayerProblem {
   readonly kind: "upward" | "sideways" | "cycle" | "unlisted" | "face";
   readonly message: string;
-}
-
-/** Every .ts file under `dir`, as paths relative to it with `/` separators. */
-function sourceFiles(dir: string, base = dir): string[] {
-  const files: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) files.push(...sourceFiles(full, base));
-    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) {
-      files.push(relative(base, full).split(sep).join("/"));
-    }
-  }
-  return files;
 }
 
 function layerOf(file: string, layers: readonly Layer[]): Layer | undefined {

@@ -12,10 +12,12 @@
  *
  * Usage: `node --import tsx scripts/check-params.ts [srcDir]` (default `src`).
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+
+import { sourceFiles } from "./lib/source-files.js";
 
 /** The most parameters a function may take. */
 export const MAX_PARAMS = 4;
@@ -60,19 +62,6 @@ export interface CheckParamsOptions {
   readonly max?: number;
   readonly allowed?: ReadonlySet<string>;
   readonly strictDirs?: readonly string[];
-}
-
-/** Every .ts file under `dir`, as paths relative to it with `/` separators. */
-function sourceFiles(dir: string, base = dir): string[] {
-  const files: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) files.push(...sourceFiles(full, base));
-    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) {
-      files.push(relative(base, full).split(sep).join("/"));
-    }
-  }
-  return files;
 }
 
 /** A readable name for a function: its own, its variable's or property's, else `<anonymous>`. */
