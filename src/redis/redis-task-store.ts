@@ -21,11 +21,6 @@ import type { Reachability } from "../reachability.js";
 import {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
-  DEFAULT_MAX_TASK_BYTES,
-  DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
-  DEFAULT_MAX_TASK_RESULT_BYTES,
-  DEFAULT_MAX_TASKS,
-  DEFAULT_MAX_TASKS_PER_SCOPE,
   type EvictedTask,
   type FinishTaskOutcome,
   isTaskId,
@@ -33,6 +28,7 @@ import {
   type NewTask,
   ORPHANED_TASK_ERROR,
   ORPHANED_TASK_MESSAGE,
+  readTaskBounds,
   type TaskChange,
   type TaskOutcome,
   type TaskPage,
@@ -257,37 +253,13 @@ export class RedisTaskStore implements TaskStore {
       throw new InvalidOptionError("options", "an object", options);
     }
     const prefix = readPrefix(options.prefix);
-    this.maxTasksPerScope = readOption(
-      OPTION.positiveLimit,
-      "maxTasksPerScope",
-      options.maxTasksPerScope,
-      DEFAULT_MAX_TASKS_PER_SCOPE,
-    );
-    this.maxTasks = readOption(
-      OPTION.positiveLimit,
-      "maxTasks",
-      options.maxTasks,
-      DEFAULT_MAX_TASKS,
-    );
+    const bounds = readTaskBounds(options);
+    this.maxTasksPerScope = bounds.maxTasksPerScope;
+    this.maxTasks = bounds.maxTasks;
     this.ownedLimit = Number.isFinite(this.maxTasks) ? this.maxTasks : 100_000;
-    this.maxResultBytes = readOption(
-      OPTION.positiveInteger,
-      "maxResultBytes",
-      options.maxResultBytes,
-      DEFAULT_MAX_TASK_RESULT_BYTES,
-    );
-    this.maxTaskBytesPerScope = readOption(
-      OPTION.positiveLimit,
-      "maxTaskBytesPerScope",
-      options.maxTaskBytesPerScope,
-      DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
-    );
-    this.maxTaskBytes = readOption(
-      OPTION.positiveLimit,
-      "maxTaskBytes",
-      options.maxTaskBytes,
-      DEFAULT_MAX_TASK_BYTES,
-    );
+    this.maxResultBytes = bounds.maxResultBytes;
+    this.maxTaskBytesPerScope = bounds.maxTaskBytesPerScope;
+    this.maxTaskBytes = bounds.maxTaskBytes;
     this.leaseMs = readOption(integerBetween(3, MAX_TIMER_MS), "leaseMs", options.leaseMs, 15_000);
     this.timeoutMs = readOption(
       OPTION.timerMs,

@@ -10,6 +10,8 @@ export {
   DEFAULT_MAX_TASKS_PER_SCOPE,
   MemoryTaskStore,
   type MemoryTaskStoreOptions,
+  readTaskBounds,
+  type TaskBounds,
 } from "./memory-task-store.js";
 export { isTaskId, newTaskId, TASK_ID_LENGTH } from "./task-id.js";
 export {

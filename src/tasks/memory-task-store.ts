@@ -65,6 +65,50 @@ export const DEFAULT_MAX_TASK_BYTES_PER_SCOPE = 8 * 1_048_576;
 /** Default bytes of every task together: 128 MiB. */
 export const DEFAULT_MAX_TASK_BYTES = 128 * 1_048_576;
 
+/** The five bounds every task store reads alike (each documented in MemoryTaskStoreOptions). */
+export interface TaskBounds {
+  readonly maxTasksPerScope: number;
+  readonly maxTasks: number;
+  readonly maxResultBytes: number;
+  readonly maxTaskBytesPerScope: number;
+  readonly maxTaskBytes: number;
+}
+
+/**
+ * Reads and checks a task store's bounds, defaults applied; errors name the option.
+ *
+ * @internal
+ */
+export function readTaskBounds(options: Partial<TaskBounds>): TaskBounds {
+  return {
+    maxTasksPerScope: readOption(
+      OPTION.positiveLimit,
+      "maxTasksPerScope",
+      options.maxTasksPerScope,
+      DEFAULT_MAX_TASKS_PER_SCOPE,
+    ),
+    maxTasks: readOption(OPTION.positiveLimit, "maxTasks", options.maxTasks, DEFAULT_MAX_TASKS),
+    maxResultBytes: readOption(
+      OPTION.positiveInteger,
+      "maxResultBytes",
+      options.maxResultBytes,
+      DEFAULT_MAX_TASK_RESULT_BYTES,
+    ),
+    maxTaskBytesPerScope: readOption(
+      OPTION.positiveLimit,
+      "maxTaskBytesPerScope",
+      options.maxTaskBytesPerScope,
+      DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
+    ),
+    maxTaskBytes: readOption(
+      OPTION.positiveLimit,
+      "maxTaskBytes",
+      options.maxTaskBytes,
+      DEFAULT_MAX_TASK_BYTES,
+    ),
+  };
+}
+
 /** The store's own, mutable copy of a task, with its place in creation order. */
 interface StoredTask {
   taskId: string;
@@ -163,36 +207,12 @@ export class MemoryTaskStore implements TaskStore {
   private closed = false;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
-    this.maxTasksPerScope = readOption(
-      OPTION.positiveLimit,
-      "maxTasksPerScope",
-      options.maxTasksPerScope,
-      DEFAULT_MAX_TASKS_PER_SCOPE,
-    );
-    this.maxTasks = readOption(
-      OPTION.positiveLimit,
-      "maxTasks",
-      options.maxTasks,
-      DEFAULT_MAX_TASKS,
-    );
-    this.maxResultBytes = readOption(
-      OPTION.positiveInteger,
-      "maxResultBytes",
-      options.maxResultBytes,
-      DEFAULT_MAX_TASK_RESULT_BYTES,
-    );
-    this.maxTaskBytesPerScope = readOption(
-      OPTION.positiveLimit,
-      "maxTaskBytesPerScope",
-      options.maxTaskBytesPerScope,
-      DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
-    );
-    this.maxTaskBytes = readOption(
-      OPTION.positiveLimit,
-      "maxTaskBytes",
-      options.maxTaskBytes,
-      DEFAULT_MAX_TASK_BYTES,
-    );
+    const bounds = readTaskBounds(options);
+    this.maxTasksPerScope = bounds.maxTasksPerScope;
+    this.maxTasks = bounds.maxTasks;
+    this.maxResultBytes = bounds.maxResultBytes;
+    this.maxTaskBytesPerScope = bounds.maxTaskBytesPerScope;
+    this.maxTaskBytes = bounds.maxTaskBytes;
     this.clock = readOption(OPTION.clock, "clock", options.clock, Date.now);
     this.nodeId = readOption(OPTION.label, "nodeId", options.nodeId, randomUUID());
   }
