@@ -325,8 +325,10 @@ export class ServerMetrics implements DispatchObserver {
       "Server-to-client requests (elicitation, sampling, roots) waiting for their answer on this node.",
       sources.pendingAsks?.size ?? 0,
     );
-    // A store that cannot count now (Redis away) leaves its series out of this scrape.
-    const sessions = await countOrNull(sources.sessions);
+    // A store that cannot count now (Redis away) leaves its series out of this scrape: the Redis
+    // stores answer a failed count with 0, which a dashboard would read as "no sessions".
+    const countable = readiness === null || readiness.storesReachable;
+    const sessions = countable ? await countOrNull(sources.sessions) : null;
     if (sessions !== null) {
       gauge(
         lines,
@@ -335,7 +337,7 @@ export class ServerMetrics implements DispatchObserver {
         sessions,
       );
     }
-    const tasks = await countOrNull(sources.tasks);
+    const tasks = countable ? await countOrNull(sources.tasks) : null;
     if (tasks !== null) {
       gauge(
         lines,
