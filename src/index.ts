@@ -127,12 +127,20 @@ export {
 } from "./isolation/index.js";
 // Defining tools, resources and prompts, what their handlers receive and return, and the
 // options of asking the client and of tasks.
+// MCP Apps (SEP-1865): an HTML view served as a `ui://` resource, and the tool metadata naming it.
 export {
+  APPS_EXTENSION,
+  type AppCsp,
+  type AppDefinition,
+  type AppPermission,
+  type AppToolMetaOptions,
+  type AppToolVisibility,
   type AskOptions,
   type BlobResourceContents,
   type ClientReply,
   type CollectionChange,
   type ContentBlock,
+  defineApp,
   definePrompt,
   defineResource,
   defineResourceTemplate,
@@ -147,6 +155,10 @@ export {
   type ListKind,
   LOGGING_LEVELS,
   type LoggingLevel,
+  MAX_APP_CSP_ORIGINS,
+  MAX_APP_HTML_BYTES,
+  MCP_APP_MIME_TYPE,
+  type McpApp,
   type ParamHeader,
   type PrimitiveCollection,
   type PrimitiveFields,

@@ -4,6 +4,7 @@
  *
  * - `demo://readme` — text (Markdown) that says what the demo serves;
  * - `demo://logo.png` — a blob: a real 16×16 PNG, base64 in `contents[0].blob`;
+ * - `ui://demo/dice.html` — the MCP App view of the `roll_dice` tool (demo-app.ts);
  * - `demo://sleep/{ms}` — a resource template whose read waits `ms` milliseconds (at most
  *   10 minutes) and honours cancellation like the `sleep` tool, so a client can watch a slow
  *   `resources/read` being cancelled (by `notifications/cancelled` in the 2025 era, by closing
@@ -18,6 +19,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from "../protocol/index.js";
+import { diceResource } from "./demo-app.js";
 import { MAX_DEMO_MS } from "./demo-tools.js";
 
 /**
@@ -29,8 +31,9 @@ export const LOGO_PNG_BASE64 =
 
 const README = `# conduit-mcp demo server
 
-Tools: echo, sleep, count, crunch, stubborn, stats.
-Resources: demo://readme (this text), demo://logo.png (a PNG).
+Tools: echo, sleep, count, crunch, stubborn, stats, confirm, ask-model, roll_dice.
+Resources: demo://readme (this text), demo://logo.png (a PNG),
+ui://demo/dice.html (the MCP App of roll_dice).
 Resource template: demo://sleep/{ms} — waits ms milliseconds (at most ${MAX_DEMO_MS}).
 Prompt: review {code, language} — language completes.
 
@@ -111,7 +114,11 @@ export const sleepTemplate: ResourceTemplate = defineResourceTemplate({
 });
 
 /** The demo's direct resources, in the order `resources/list` shows them (by URI). */
-export const demoResources: readonly Resource[] = Object.freeze([logoResource, readmeResource]);
+export const demoResources: readonly Resource[] = Object.freeze([
+  logoResource,
+  readmeResource,
+  diceResource,
+]);
 
 /** The demo's resource templates. */
 export const demoResourceTemplates: readonly ResourceTemplate[] = Object.freeze([sleepTemplate]);

@@ -17,6 +17,8 @@
  * - `ask-model {question}` — asks the client's model (`ctx.sample`) and returns its answer.
  *   Both ask through 2026-07-28 input-required results, or on a 2025-11-25 call through a
  *   request on the call's stream (README, "Asking the client").
+ * - `roll_dice {count, sides}` — an MCP App: its results render in the `ui://demo/dice.html`
+ *   view, which rolls again by calling the tool back through the host (demo-app.ts).
  *
  * The demo's resources and prompt are in demo-resources.ts and demo-prompts.ts.
  *
@@ -28,6 +30,7 @@ import { z } from "zod";
 
 import { CannotAskClientError } from "../errors.js";
 import { defineTool, type Tool } from "../protocol/tools/index.js";
+import { rollDiceTool } from "./demo-app.js";
 
 /** Longest a demo tool (or `demo://sleep/{ms}`) may be asked to run: 10 minutes. */
 export const MAX_DEMO_MS = 600_000;
@@ -313,4 +316,5 @@ export const demoTools: readonly Tool[] = Object.freeze([
   statsTool,
   confirmTool,
   askModelTool,
+  rollDiceTool,
 ]);

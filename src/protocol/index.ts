@@ -17,6 +17,20 @@ export {
   loggingLevelRank,
 } from "../logging-levels.js";
 export {
+  APPS_EXTENSION,
+  type AppCsp,
+  type AppDefinition,
+  type AppPermission,
+  type AppToolMetaOptions,
+  type AppToolVisibility,
+  defineApp,
+  isAppUri,
+  MAX_APP_CSP_ORIGINS,
+  MAX_APP_HTML_BYTES,
+  MCP_APP_MIME_TYPE,
+  type McpApp,
+} from "./apps/index.js";
+export {
   ACQUIRED,
   type AskOptions,
   askableCapabilities,

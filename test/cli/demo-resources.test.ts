@@ -35,10 +35,10 @@ function context(signal = new AbortController().signal): ToolContext {
 const who = { principal: null, scope: "ip:127.0.0.1" };
 
 describe("demo resources", () => {
-  it("lists demo://logo.png and demo://readme, and the template demo://sleep/{ms}", () => {
+  it("lists demo://logo.png, demo://readme and ui://demo/dice.html, and the template demo://sleep/{ms}", () => {
     assert.deepEqual(
       demoResources.map((r) => r.descriptor.uri),
-      ["demo://logo.png", "demo://readme"],
+      ["demo://logo.png", "demo://readme", "ui://demo/dice.html"],
     );
     assert.equal(readmeResource.descriptor.mimeType, "text/markdown");
     assert.equal(logoResource.descriptor.mimeType, "image/png");

@@ -55,10 +55,20 @@ function refused(tool: Tool, args: unknown): boolean {
 }
 
 describe("demo tools", () => {
-  it("are the eight demo tools, in order", () => {
+  it("are the nine demo tools, in order", () => {
     assert.deepEqual(
       demoTools.map((tool) => tool.name),
-      ["echo", "sleep", "count", "crunch", "stubborn", "stats", "confirm", "ask-model"],
+      [
+        "echo",
+        "sleep",
+        "count",
+        "crunch",
+        "stubborn",
+        "stats",
+        "confirm",
+        "ask-model",
+        "roll_dice",
+      ],
     );
     for (const tool of demoTools) {
       assert.equal(typeof tool.descriptor.description, "string");

@@ -33,13 +33,23 @@ describe("conduit-mcp serve", () => {
     assert.notEqual(new URL(cli.url).port, "0");
   });
 
-  it("lists the eight demo tools", async () => {
+  it("lists the nine demo tools", async () => {
     const answer = await rpc(cli.url, { id: 1, method: "tools/list" });
     assert.equal(answer.status, 200);
     const tools = (answer.message?.result?.tools ?? []) as Array<{ name: string }>;
     assert.deepEqual(
       tools.map((tool) => tool.name),
-      ["echo", "sleep", "count", "crunch", "stubborn", "stats", "confirm", "ask-model"],
+      [
+        "echo",
+        "sleep",
+        "count",
+        "crunch",
+        "stubborn",
+        "stats",
+        "confirm",
+        "ask-model",
+        "roll_dice",
+      ],
     );
   });
 

@@ -36,11 +36,21 @@ describe("serveOptions", () => {
       assert.equal(options.metrics, false);
       assert.deepEqual(
         (options.tools ?? []).map((tool) => tool.name),
-        ["echo", "sleep", "count", "crunch", "stubborn", "stats", "confirm", "ask-model"],
+        [
+          "echo",
+          "sleep",
+          "count",
+          "crunch",
+          "stubborn",
+          "stats",
+          "confirm",
+          "ask-model",
+          "roll_dice",
+        ],
       );
       assert.deepEqual(
         (options.resources ?? []).map((resource) => resource.uri),
-        ["demo://logo.png", "demo://readme"],
+        ["demo://logo.png", "demo://readme", "ui://demo/dice.html"],
       );
       assert.deepEqual(
         (options.resourceTemplates ?? []).map((template) => template.uriTemplate),

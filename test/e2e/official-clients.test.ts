@@ -143,12 +143,12 @@ describe("official clients: resources, templates, prompts, completion, structure
       const r = await c.listResources(cursor === undefined ? {} : { cursor });
       return { nextCursor: r.nextCursor, items: r.resources.map((x) => x.uri) };
     });
-    assert.deepEqual(resources.items, ["demo://logo.png", "demo://readme"]);
+    assert.deepEqual(resources.items, ["demo://logo.png", "demo://readme", "ui://demo/dice.html"]);
     // SDK 1.x returns one page per call; the 2.x client walks every page itself when asked
     // without a cursor. Either way the server answered one resource per page.
     const listPosts = posts.filter((m) => m === "resources/list").length;
     assert.ok(
-      resources.pages === 2 || listPosts >= 2,
+      resources.pages === 3 || listPosts >= 3,
       `paged: ${resources.pages} pages, ${listPosts} POSTs`,
     );
 
