@@ -187,8 +187,11 @@ export class ClientRequestFailedError extends CannotAskClientError {
   }
 }
 
-/** Why a request's signal aborted. */
-export type CancellationSource = "notification" | "disconnect" | "shutdown" | "library";
+/**
+ * Why a request's signal aborted: the client's `notifications/cancelled`, its disconnect, server
+ * shutdown, a library call, or the tool's deadline (`timeoutMs`, docs/limits.md).
+ */
+export type CancellationSource = "notification" | "disconnect" | "shutdown" | "library" | "timeout";
 
 /**
  * The `reason` of every request's `AbortSignal` once it aborts: says which cause fired

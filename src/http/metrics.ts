@@ -42,7 +42,7 @@ const METHOD_LABELS: ReadonlySet<string> = new Set([
   "tasks/update",
 ]);
 
-const CANCELLATION_SOURCES = ["notification", "disconnect", "library"] as const;
+const CANCELLATION_SOURCES = ["notification", "disconnect", "library", "timeout"] as const;
 const TOOL_OUTCOMES: readonly ToolOutcome[] = ["ok", "error", "cancelled", "killed"];
 /** Every method whose handler runs tracked and cancellable, like a tool. */
 const HANDLER_METHODS = ["tools/call", "resources/read", "prompts/get", "completion/complete"];
@@ -115,6 +115,7 @@ export class ServerMetrics implements DispatchObserver {
     notification: 0,
     disconnect: 0,
     library: 0,
+    timeout: 0,
   };
   /** Refusals (429/503), by scope kind × bound: `kind * 2 + (global ? 1 : 0)`. */
   private readonly refusals = new Float64Array(SCOPE_KINDS.length * LIMITS.length);

@@ -20,6 +20,8 @@ export interface DispatcherOptions extends ServerIdentity {
   readonly prompts?: readonly Prompt[] | undefined;
   readonly registry: CancellationRegistry;
   readonly streamCancelTimeoutMs: number;
+  /** Default deadline of a tool's run in ms (a tool's own `timeoutMs` wins); absent or null: none. */
+  readonly toolTimeoutMs?: number | null | undefined;
   readonly cancelOnDisconnect: boolean;
   readonly observer?: DispatchObserver | null | undefined;
   readonly sessions?: SessionHooks | null | undefined;

@@ -90,6 +90,7 @@ const DONE: Promise<void> = HANDLED;
  */
 export class Dispatcher implements HandlerCallHost, MethodHost {
   readonly streamCancelTimeoutMs: number;
+  readonly toolTimeoutMs: number | null;
   readonly cancelOnDisconnect: boolean;
   /** The served tools, changeable while serving. */
   readonly tools: PrimitiveCollection<Tool>;
@@ -121,6 +122,7 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
   constructor(options: DispatcherOptions) {
     this.registry = options.registry;
     this.streamCancelTimeoutMs = options.streamCancelTimeoutMs;
+    this.toolTimeoutMs = options.toolTimeoutMs ?? null;
     this.cancelOnDisconnect = options.cancelOnDisconnect;
     this.observer = options.observer ?? null;
     this.pool = options.workerPool ?? null;
@@ -473,6 +475,7 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
       request: request.info,
       asker: round,
       serverAsks,
+      detached: detached !== undefined,
     });
     this.running.add(call);
     const running = call.run();

@@ -354,6 +354,7 @@ class ConduitMcpServer implements McpServer {
       prompts: input.prompts,
       registry: this.registry,
       streamCancelTimeoutMs: options.streamCancelTimeoutMs,
+      toolTimeoutMs: options.toolTimeoutMs,
       cancelOnDisconnect: options.cancelOnDisconnect,
       observer: combineObservers([this.metrics, reporter]),
       sessions: hooks,

@@ -187,6 +187,12 @@ export interface McpServerOptions {
   readonly cancelOnDisconnect?: boolean;
   /** How long a cancelled tool may keep running before it is abandoned. Default 5 000 ms. */
   readonly streamCancelTimeoutMs?: number;
+  /**
+   * Default deadline of a tool's run in ms (1 to 2^31 − 1), for tools without a `timeoutMs` of
+   * their own; past it the call is cancelled with source `timeout` and answered with a tool error
+   * (docs/limits.md, "Deadlines"). Default: none (a tool runs until it ends or is cancelled).
+   */
+  readonly toolTimeoutMs?: number;
   /** Interval of `: keepalive` comments on open SSE streams; 0 disables. Default 15 000 ms. */
   readonly keepAliveMs?: number;
   /** How long close() lets running requests finish before aborting them. Default 5 000 ms. */
@@ -303,6 +309,7 @@ export interface ResolvedOptions {
   readonly bodyTimeoutMs: number;
   readonly cancelOnDisconnect: boolean;
   readonly streamCancelTimeoutMs: number;
+  readonly toolTimeoutMs: number | null;
   readonly keepAliveMs: number;
   readonly closeGraceMs: number;
   readonly maxStreamBufferBytes: number;
@@ -557,6 +564,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       "streamCancelTimeoutMs",
       DEFAULTS.streamCancelTimeoutMs,
     ),
+    toolTimeoutMs: readOption(OPTION.timerMs, "toolTimeoutMs", options.toolTimeoutMs, null),
     keepAliveMs: timerOrZero(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
     closeGraceMs: timerOrZero(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
     maxStreamBufferBytes: positiveInteger(

@@ -143,6 +143,11 @@ class RequestTracing implements DispatchObserver {
       request?.markToolError();
     } else if (end.outcome === "cancelled" || end.outcome === "killed") {
       recordCancellation(span, end.cancellationSource);
+      if (end.cancellationSource === "timeout") {
+        // Past its deadline (`timeoutMs`): the server stopped it, an error of the call.
+        span.setAttribute("error.type", "timeout");
+        span.setStatus({ code: SpanStatusCode.ERROR, message: "deadline exceeded" });
+      }
       if (end.outcome === "killed") {
         // Abandoned at the stream cancel timeout (an isolated tool's thread terminated).
         span.setAttribute("error.type", "killed");
@@ -331,6 +336,11 @@ class TracedSink implements ResponseSink {
       span.setAttribute("error.type", String(error.code));
       span.setStatus({ code: api.SpanStatusCode.ERROR, message: error.message });
       if (reason instanceof RequestCancelledError) recordCancellation(span, reason.source);
+    } else if (reason instanceof RequestCancelledError && reason.source === "timeout") {
+      // Answered with a tool error at its deadline (`timeoutMs`): the server stopped the call.
+      recordCancellation(span, reason.source);
+      span.setAttribute("error.type", "timeout");
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: "deadline exceeded" });
     } else if (this.toolError && this.info.method === "tools/call") {
       span.setAttribute("error.type", "tool_error");
       span.setStatus({ code: api.SpanStatusCode.ERROR });

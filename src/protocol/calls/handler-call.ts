@@ -104,6 +104,11 @@ export interface HandlerInvocation {
   readonly method: string;
   readonly kind: HandlerKind;
   readonly name: string;
+  /**
+   * The run's deadline in ms (a tool's `timeoutMs`); null for none; undefined: the host's
+   * {@link HandlerCallHost.toolTimeoutMs} for a tool, none for anything else.
+   */
+  readonly timeoutMs?: number | null | undefined;
   /** Runs the user's handler with `ctx`. */
   invoke(ctx: HandlerCall): unknown;
   /** Checks and shapes its value; `modern` results get `resultType` added by the call itself. */
@@ -125,6 +130,8 @@ export interface InvocationAnswer {
 /** What a call needs from the dispatcher that runs it. */
 export interface HandlerCallHost {
   readonly streamCancelTimeoutMs: number;
+  /** The server's default deadline of a tool's run (`toolTimeoutMs`), null for none. */
+  readonly toolTimeoutMs: number | null;
   readonly cancelOnDisconnect: boolean;
   /** True once the server began aborting every call to shut down (see `Dispatcher.abortAll`). */
   readonly shuttingDown: boolean;
@@ -177,6 +184,11 @@ export interface HandlerCallOptions {
    * (most calls never ask). Undefined: no such asker.
    */
   readonly serverAsks?: Readonly<Record<string, unknown>> | null | undefined;
+  /**
+   * A task's detached run (its sink is the task's record, no client waits on it): a deadline
+   * that elapses cancels it like any cancel of a task's run, instead of answering a tool error.
+   */
+  readonly detached?: boolean;
 }
 
 const RUNNING = 0;
@@ -223,6 +235,11 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
   private lastProgress = Number.NEGATIVE_INFINITY;
   private state = RUNNING;
   private timer: NodeJS.Timeout | undefined;
+  /** The deadline's timer while the run has one (see {@link HandlerInvocation.timeoutMs}). */
+  private deadline: NodeJS.Timeout | undefined;
+  /** While the deadline's cancel runs: its limit in ms (0 otherwise). */
+  private timingOut = 0;
+  private readonly detached: boolean;
   /** The worker task of an isolated tool while it runs. */
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
@@ -257,6 +274,7 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
     this.request = options.request ?? null;
     this.asker = options.asker ?? null;
     this.serverAsks = this.asker === null ? options.serverAsks : undefined;
+    this.detached = options.detached === true;
   }
 
   /**
@@ -382,6 +400,18 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
       return this.host.release(this);
     }
     this.handle.setAbortListener(this);
+    const invocation = this.invocation;
+    const limit =
+      invocation.timeoutMs !== undefined
+        ? invocation.timeoutMs
+        : invocation.kind === "tool"
+          ? this.host.toolTimeoutMs
+          : null;
+    if (limit !== null) {
+      const deadline = setTimeout(timeOutCall, limit, this, limit);
+      deadline.unref();
+      this.deadline = deadline;
+    }
     let value: unknown;
     try {
       value = this.host.invoke(this);
@@ -520,10 +550,30 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
     return task.result;
   }
 
+  /**
+   * The deadline elapsed while the handler runs: the call is cancelled through the registry with
+   * source `timeout` (its signal aborts, a row is recorded, `conduit-mcp:request:cancelled` says
+   * `timeout`), and the abort listener answers it (docs/limits.md, "Deadlines").
+   */
+  timeOut(limit: number): void {
+    this.deadline = undefined;
+    if (this.state !== RUNNING) return;
+    // The registry aborts the handle synchronously, so the abort listener runs inside this call
+    // and knows the abort is the deadline's (the signal's reason is set only after listeners).
+    this.timingOut = limit;
+    try {
+      this.cancelWith("timeout", `${this.invocation.name} timed out after ${limit} ms`);
+    } finally {
+      this.timingOut = 0;
+    }
+  }
+
   /** The abort listener (an EventListener object: no closure per call). */
   handleEvent(): void {
     if (this.state !== RUNNING) return;
     this.state = CANCELLED;
+    clearTimeout(this.deadline);
+    this.deadline = undefined;
     // Questions still waiting are withdrawn while the stream can still carry the notice.
     this.asker?.close?.(
       this.host.shuttingDown ? SHUTTING_DOWN : CANCELLED_REASON,
@@ -536,6 +586,10 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
         errorResponseJson(this.requestId, ErrorCode.InternalError, SHUTTING_DOWN),
         503,
       );
+    } else if (this.timingOut > 0 && !this.detached) {
+      // Nobody cancelled and the client still waits: it gets an answer, not silence
+      // (docs/limits.md, "What the client gets"). A task's run is cancelled like any other.
+      this.sink.respond(this.timeoutJson(this.timingOut));
     } else {
       // The exchange ends now, not when the handler notices.
       this.sink.cancel(cancelledResponseJson(this.requestId));
@@ -543,6 +597,18 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
     const timer = setTimeout(abandonCall, this.host.streamCancelTimeoutMs, this);
     timer.unref();
     this.timer = timer;
+  }
+
+  /**
+   * The answer of a run past its deadline. A tool's is a tool execution error (`isError: true`),
+   * which the client hands to its model (MCP 2025-11-25 and 2026-07-28, Tools, "Error Handling":
+   * https://modelcontextprotocol.io/specification/2026-07-28/server/tools#error-handling); any
+   * other method's an internal error. The text names the deadline only.
+   */
+  private timeoutJson(limit: number): string {
+    const text = `Tool ${this.invocation.name} did not finish within its ${limit} ms deadline`;
+    if (this.invocation.method === "tools/call") return this.toolErrorJson(text);
+    return errorResponseJson(this.requestId, ErrorCode.InternalError, "Request timed out");
   }
 
   /** The exchange lost its client before it ended. */
@@ -596,6 +662,8 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
     headers?: Readonly<Record<string, string>>,
   ): void {
     this.handle.setAbortListener(null);
+    clearTimeout(this.deadline);
+    this.deadline = undefined;
     if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
     if (this.state === CANCELLED) {
       clearTimeout(this.timer);
@@ -624,6 +692,10 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
 
 function abandonCall(call: HandlerCall): void {
   call.abandon();
+}
+
+function timeOutCall(call: HandlerCall, limit: number): void {
+  call.timeOut(limit);
 }
 
 /**

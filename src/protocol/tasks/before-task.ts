@@ -42,6 +42,8 @@ export class BeforeTaskInvocation implements HandlerInvocation {
   readonly method = "tools/call";
   readonly kind = "tool";
   readonly name: string;
+  /** The tool's own deadline covers this phase too. */
+  readonly timeoutMs: number | null | undefined;
 
   constructor(
     private readonly tool: Tool,
@@ -49,6 +51,7 @@ export class BeforeTaskInvocation implements HandlerInvocation {
     private readonly become: BecomeTask,
   ) {
     this.name = tool.name;
+    this.timeoutMs = tool.timeoutMs;
   }
 
   invoke(ctx: HandlerCall): unknown {

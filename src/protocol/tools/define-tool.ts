@@ -10,6 +10,7 @@ import { z } from "zod";
 
 import { InvalidOptionError } from "../../errors.js";
 import { type IsolatedHandler, isIsolatedHandler } from "../../isolation/isolated-handler.js";
+import { MAX_TIMER_MS, OPTION, optionKind, readOption } from "../../option-schema.js";
 import { reflectText } from "../../reflect.js";
 import type { HandlerResult, ToolContext } from "../calls/index.js";
 import {
@@ -89,6 +90,13 @@ export interface ToolDefinition<
    */
   readonly task?: TaskSupport;
   /**
+   * The deadline of one run of the tool, in ms (1 to 2^31 − 1), or `Infinity` for none; default:
+   * the server's `toolTimeoutMs`. When it elapses the call is cancelled through the cancellation
+   * registry with source `timeout` (`ctx.signal` aborts) and the client gets a tool error result;
+   * a task's run ends the task `cancelled` (docs/limits.md, "Deadlines").
+   */
+  readonly timeoutMs?: number;
+  /**
    * Asks first, then becomes a task (README, "Tasks"; needs `task` `"optional"` or
    * `"required"`, not `isolated`). On a 2026-07-28 request that gets a task, it runs on the
    * request itself before the task exists: its `ctx.elicit` / `sample` / `roots` answer
@@ -143,6 +151,8 @@ export interface Tool {
   readonly taskSupport: TaskSupport;
   /** What runs before a task is created (`beforeTask`), else null. */
   readonly beforeTask: ((args: never, ctx: ToolContext) => unknown) | null;
+  /** Its own deadline in ms, null for none (`timeoutMs: Infinity`); undefined: the server's. */
+  readonly timeoutMs: number | null | undefined;
   /** @internal Validates `arguments` (absent → `{}`); never throws. */
   checkArguments(args: unknown): ArgumentCheck;
   /** @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
@@ -227,6 +237,12 @@ export function defineTool<
       );
     }
   }
+  const timeoutMs = readOption(
+    TOOL_TIMEOUT,
+    `tool ${name}: timeoutMs`,
+    definition.timeoutMs,
+    undefined,
+  );
   const common = checkPrimitiveFields(`tool ${name}`, definition);
   if (annotations !== undefined && !isPlainObject(annotations)) {
     throw new InvalidOptionError(`tool ${name}: annotations`, "an object", annotations);
@@ -301,10 +317,17 @@ export function defineTool<
     paramHeaders: paramHeadersOf(inputSchema, `tool ${name}`),
     taskSupport,
     beforeTask: (beforeTask ?? null) as Tool["beforeTask"],
+    timeoutMs: timeoutMs === Number.POSITIVE_INFINITY ? null : timeoutMs,
     checkArguments,
     handler: (typeof handler === "function" ? handler : runsInWorker) as unknown as Tool["handler"],
   });
 }
+
+/** A tool's deadline: a timer delay, or `Infinity` for none (even with a server default). */
+const TOOL_TIMEOUT = optionKind(
+  z.union([OPTION.timerMs.schema, z.literal(Number.POSITIVE_INFINITY)]),
+  `an integer from 1 to ${MAX_TIMER_MS} (ms) or Infinity`,
+);
 
 const ZOD4_ONLY =
   'zod 4 (import { z } from "zod" with zod >= 4) or a JSON Schema object with type "object"; zod 3 schemas are not supported';

@@ -18,6 +18,7 @@ export class ToolInvocation implements HandlerInvocation {
   readonly method = "tools/call";
   readonly kind = "tool";
   readonly name: string;
+  readonly timeoutMs: number | null | undefined;
   /**
    * @param prepared - what the tool's `beforeTask` returned in its own phase (before-task.ts),
    *   boxed; null when it has not run (it then runs just before the handler).
@@ -28,6 +29,7 @@ export class ToolInvocation implements HandlerInvocation {
     private readonly prepared: { readonly value: unknown } | null = null,
   ) {
     this.name = tool.name;
+    this.timeoutMs = tool.timeoutMs;
   }
   /** The same call, `beforeTask` done: the handler gets `value`. */
   with(value: unknown): ToolInvocation {
