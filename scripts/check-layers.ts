@@ -36,6 +36,7 @@ export const LAYERS: readonly Layer[] = [
   { path: "logging-levels.ts", rank: 1 },
   { path: "option-schema.ts", rank: 1 },
   { path: "steady-table.ts", rank: 1 },
+  { path: "byte-ledger.ts", rank: 1 },
   { path: "reachability.ts", rank: 1 },
   { path: "runtime.ts", rank: 1 },
   // Building blocks: tenant identity, cancellation bookkeeping, sessions, task records, the contract that carries

@@ -16,6 +16,7 @@ import type { WorkerPool } from "../isolation/worker-pool.js";
 import { reflectText } from "../reflect.js";
 import {
   ASKING_METHODS,
+  type AskerScope,
   CallBinding,
   type ClientAsker,
   type InputRequiredSettings,
@@ -27,6 +28,7 @@ import {
   serverRequestSettings,
 } from "./asking/index.js";
 import {
+  bucketOf,
   type DetachedRun,
   type DispatchObserver,
   HANDLED,
@@ -351,10 +353,10 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
   /** HandlerCallHost: a 2025-era call's asker, made on its first ask. */
   serverAsker(
     sink: ResponseSink,
-    scope: string,
+    who: AskerScope,
     capabilities: Readonly<Record<string, unknown>> | null,
   ): ClientAsker {
-    return new ServerRequestAsker(this.serverRequests, sink, scope, capabilities);
+    return new ServerRequestAsker(this.serverRequests, sink, who, capabilities);
   }
 
   /** HandlerCallHost: the server's pool for isolated tools. */
@@ -467,6 +469,7 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
       sink: detached?.sink ?? request.sink,
       requestId: request.id,
       scope: meta.scope,
+      bucket: bucketOf(meta) ?? undefined,
       principal: meta.principal,
       progressToken,
       logLevel: meta.logLevel,

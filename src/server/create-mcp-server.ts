@@ -289,6 +289,8 @@ class ConduitMcpServer implements McpServer {
         new MemorySessionStore({
           maxSessions: options.sessions.maxSessions,
           maxSessionsPerScope: options.sessions.maxSessionsPerScope,
+          maxSessionBytesPerScope: options.sessions.maxSessionBytesPerScope,
+          maxSessionBytes: options.sessions.maxSessionBytes,
         });
       this.sessionStore = store;
       this.ownsSessionStore = options.sessions.store === undefined;
@@ -336,6 +338,8 @@ class ConduitMcpServer implements McpServer {
       maxPerScope: options.maxListenersPerScope,
       maxTotal: options.maxListeners,
       maxUris: options.maxListenUris,
+      maxBytesPerScope: options.maxListenBytesPerScope,
+      maxBytes: options.maxListenBytes,
     });
     this.ownsChangeFeed = options.changeFeed === undefined;
     this.changeFeed = options.changeFeed ?? new MemoryChangeFeed();

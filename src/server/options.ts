@@ -13,6 +13,8 @@ import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-op
 import { OPTION, readOption } from "../option-schema.js";
 import type { InputRequiredOptions, ServerRequestOptions } from "../protocol/asking/index.js";
 import {
+  DEFAULT_MAX_LISTEN_BYTES,
+  DEFAULT_MAX_LISTEN_BYTES_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTION_BYTES,
   DEFAULT_MAX_SUBSCRIPTION_BYTES_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS,
@@ -25,7 +27,11 @@ import {
   type Tool,
 } from "../protocol/index.js";
 import type { TaskOptions } from "../protocol/tasks/index.js";
-import type { SessionStore } from "../sessions/index.js";
+import {
+  DEFAULT_MAX_SESSION_BYTES,
+  DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
+  type SessionStore,
+} from "../sessions/index.js";
 // The files themselves, not telemetry/index.js: these declarations must not reach the optional
 // @opentelemetry/api's types.
 import { type HandlerErrorHook, logHandlerError } from "../telemetry/error-reporter.js";
@@ -43,6 +49,17 @@ export interface SessionOptions {
    * beyond, `initialize` is refused: HTTP 429, `Retry-After: 60`, JSON-RPC -32000. Default 64.
    */
   readonly maxSessionsPerScope?: number;
+  /**
+   * Most bytes of session records one creating scope may hold (each record: its texts, UTF-8,
+   * plus 512; docs/tenancy.md); beyond, `initialize` is refused as for `maxSessionsPerScope`.
+   * Default 256 KiB. Applies to the default memory store (a custom `store` has its own options).
+   */
+  readonly maxSessionBytesPerScope?: number;
+  /**
+   * Most bytes of session records held in all; at the bound the least recently created sessions
+   * of the creating scope holding the most bytes are evicted (never a refusal). Default 64 MiB.
+   */
+  readonly maxSessionBytes?: number;
   /** Idle time after which the janitor removes a session. Default 30 min. */
   readonly ttlMs?: number;
   /** A custom store (e.g. shared); default a {@link MemorySessionStore} of `maxSessions`. */
@@ -262,6 +279,18 @@ export interface McpServerOptions {
   /** Most URIs one `subscriptions/listen` may name in `resourceSubscriptions`; beyond, -32602. Default 64. */
   readonly maxListenUris?: number;
   /**
+   * Most bytes of `subscriptions/listen` filters one scope (principal, else client IP bucket) may
+   * hold open (each listener: its URIs, task ids and subscription id, UTF-8, plus 1 024;
+   * docs/tenancy.md); beyond, -32000. Default 256 KiB.
+   */
+  readonly maxListenBytesPerScope?: number;
+  /**
+   * Most bytes of `subscriptions/listen` filters open on this process; at the bound the oldest
+   * listener of the scope holding the most bytes is ended (its listen answered `complete`), never
+   * a refusal. Default 16 MiB.
+   */
+  readonly maxListenBytes?: number;
+  /**
    * Called once for every handler (tool, resource or template read, prompt get, completer) that
    * throws or returns a value that cannot be sent, with the error and who called what (README,
    * "Errors the operator can see"); the client gets only -32603 (or the tool's `isError`
@@ -288,6 +317,8 @@ export interface ResolvedOptions {
   readonly sessions: {
     readonly maxSessions: number;
     readonly maxSessionsPerScope: number;
+    readonly maxSessionBytesPerScope: number;
+    readonly maxSessionBytes: number;
     readonly ttlMs: number;
     readonly store: SessionStore | undefined;
     readonly maxSubscriptionsPerSession: number;
@@ -324,6 +355,8 @@ export interface ResolvedOptions {
   readonly maxListenersPerScope: number;
   readonly maxListeners: number;
   readonly maxListenUris: number;
+  readonly maxListenBytesPerScope: number;
+  readonly maxListenBytes: number;
   readonly onError: HandlerErrorHook | null;
   /** null: tracing off. */
   readonly tracing: { readonly tracerProvider: TracerProviderLike | undefined } | null;
@@ -355,6 +388,10 @@ export const DEFAULTS = Object.freeze({
   maxListenersPerScope: 8,
   maxListeners: 10_000,
   maxListenUris: 64,
+  maxListenBytesPerScope: DEFAULT_MAX_LISTEN_BYTES_PER_SCOPE,
+  maxListenBytes: DEFAULT_MAX_LISTEN_BYTES,
+  maxSessionBytesPerScope: DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
+  maxSessionBytes: DEFAULT_MAX_SESSION_BYTES,
 });
 
 /**
@@ -422,6 +459,8 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     sessions = {
       maxSessions: DEFAULTS.maxSessions,
       maxSessionsPerScope: DEFAULTS.maxSessionsPerScope,
+      maxSessionBytesPerScope: DEFAULTS.maxSessionBytesPerScope,
+      maxSessionBytes: DEFAULTS.maxSessionBytes,
       ttlMs: DEFAULTS.sessionTtlMs,
       store: undefined,
       maxSubscriptionsPerSession: DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
@@ -470,6 +509,18 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     sessions = {
       maxSessions,
       maxSessionsPerScope,
+      maxSessionBytesPerScope: readOption(
+        OPTION.nonNegativeLimit,
+        "sessions.maxSessionBytesPerScope",
+        s.maxSessionBytesPerScope,
+        DEFAULTS.maxSessionBytesPerScope,
+      ),
+      maxSessionBytes: readOption(
+        OPTION.nonNegativeLimit,
+        "sessions.maxSessionBytes",
+        s.maxSessionBytes,
+        DEFAULTS.maxSessionBytes,
+      ),
       ttlMs,
       store,
       maxSubscriptionsPerSession,
@@ -609,6 +660,18 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       "maxListenUris",
       options.maxListenUris,
       DEFAULTS.maxListenUris,
+    ),
+    maxListenBytesPerScope: readOption(
+      OPTION.positiveInteger,
+      "maxListenBytesPerScope",
+      options.maxListenBytesPerScope,
+      DEFAULTS.maxListenBytesPerScope,
+    ),
+    maxListenBytes: readOption(
+      OPTION.positiveInteger,
+      "maxListenBytes",
+      options.maxListenBytes,
+      DEFAULTS.maxListenBytes,
     ),
     onError: errorHook(options.onError),
     tracing: tracingOption(options.tracing),

@@ -9,6 +9,8 @@
  * ```
  */
 export {
+  DEFAULT_MAX_SESSION_BYTES,
+  DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_SCOPE,
   MemorySessionStore,
@@ -17,3 +19,4 @@ export {
 export { isWellFormedSessionId, mintSessionId } from "./session-id.js";
 export { SessionJanitor } from "./session-janitor.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "./session-store.js";
+export { SESSION_RECORD_OVERHEAD, sessionRecordBytes } from "./session-store.js";

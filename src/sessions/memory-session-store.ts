@@ -6,14 +6,26 @@
  * address or principal minting sessions can never lock other tenants out (a global cap alone
  * would be a cross-tenant denial of service).
  */
+import { ByteLedger } from "../byte-ledger.js";
 import { OPTION, readOption } from "../option-schema.js";
-import type { SessionCreateOutcome, SessionRecord, SessionStore } from "./session-store.js";
+import {
+  type SessionCreateOutcome,
+  type SessionRecord,
+  type SessionStore,
+  sessionRecordBytes,
+} from "./session-store.js";
 
 /** Default maximum number of sessions. */
 export const DEFAULT_MAX_SESSIONS = 100_000;
 
 /** Default maximum number of sessions one creating scope may hold. */
 export const DEFAULT_MAX_SESSIONS_PER_SCOPE = 64;
+
+/** Default bytes of session records one creating scope may hold: 256 KiB (64 records of ~4 KiB). */
+export const DEFAULT_MAX_SESSION_BYTES_PER_SCOPE = 256 * 1_024;
+
+/** Default bytes of session records held in all: 64 MiB (~100 000 records of ordinary size). */
+export const DEFAULT_MAX_SESSION_BYTES = 64 * 1_048_576;
 
 /** Options of {@link MemorySessionStore}. */
 export interface MemorySessionStoreOptions {
@@ -24,6 +36,16 @@ export interface MemorySessionStoreOptions {
   readonly maxSessions?: number;
   /** Maximum sessions one creating scope holds; beyond, `create` is refused. Default 64. */
   readonly maxSessionsPerScope?: number;
+  /**
+   * Most bytes of records one creating scope holds (sessionRecordBytes: its texts plus a fixed
+   * 512); beyond, `create` is refused. Default 256 KiB.
+   */
+  readonly maxSessionBytesPerScope?: number;
+  /**
+   * Most bytes of records held in all; at the bound the oldest sessions of the creating scope
+   * holding the most bytes are evicted. Default 64 MiB.
+   */
+  readonly maxSessionBytes?: number;
   /** Clock for tests. */
   readonly clock?: () => number;
 }
@@ -60,6 +82,8 @@ export class MemorySessionStore implements SessionStore {
   private largest = 0;
   private readonly maxSessions: number;
   private readonly maxPerScope: number;
+  /** Bytes of records per creating scope, then in all. */
+  private readonly ledger: ByteLedger<MutableSession>;
   private readonly clock: () => number;
   private readonly endedListeners = new Set<(id: string) => void>();
 
@@ -70,7 +94,24 @@ export class MemorySessionStore implements SessionStore {
       options.maxSessionsPerScope,
       DEFAULT_MAX_SESSIONS_PER_SCOPE,
     );
+    this.ledger = new ByteLedger({
+      maxBytesPerBucket: bound(
+        "sessions.maxSessionBytesPerScope",
+        options.maxSessionBytesPerScope,
+        DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
+      ),
+      maxBytes: bound(
+        "sessions.maxSessionBytes",
+        options.maxSessionBytes,
+        DEFAULT_MAX_SESSION_BYTES,
+      ),
+    });
     this.clock = options.clock ?? Date.now;
+  }
+
+  /** Bytes of the records held (sessionRecordBytes of each). */
+  get bytes(): number {
+    return this.ledger.bytes;
   }
 
   create(record: SessionRecord): Promise<SessionCreateOutcome> {
@@ -78,8 +119,13 @@ export class MemorySessionStore implements SessionStore {
     if (existing !== undefined) this.remove(existing);
     if (this.maxSessions === 0) return Promise.resolve("full");
     if (this.count(record.creatorScope) >= this.maxPerScope) return Promise.resolve("scope-full");
+    const bytes = sessionRecordBytes(record);
+    if (this.ledger.maxBytes === 0) return Promise.resolve("full");
+    if (!this.ledger.fits(record.creatorScope, bytes)) return Promise.resolve("scope-full");
     if (this.sessions.size >= this.maxSessions) this.evictOne();
     const session: MutableSession = { ...record };
+    const evicted = this.ledger.add(session, session.creatorScope, bytes);
+    if (typeof evicted !== "string") for (const gone of evicted) this.remove(gone);
     this.sessions.set(session.id, session);
     let own = this.byScope.get(session.creatorScope);
     if (own === undefined) {
@@ -128,6 +174,7 @@ export class MemorySessionStore implements SessionStore {
 
   close(): Promise<void> {
     this.sessions.clear();
+    this.ledger.clear();
     this.byScope.clear();
     this.byCount.clear();
     this.largest = 0;
@@ -161,6 +208,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   private remove(session: MutableSession): void {
+    this.ledger.remove(session);
     this.sessions.delete(session.id);
     const own = this.byScope.get(session.creatorScope);
     if (own === undefined || !own.delete(session)) return;

@@ -4,6 +4,7 @@
  * Asynchronous so that a shared store (`RedisSessionStore`) can implement it; the memory store
  * is the default. `test/sessions/session-store-contract.ts` is the suite every store passes.
  */
+import { utf8Bytes } from "../byte-ledger.js";
 import type { Reachability } from "../reachability.js";
 
 /** One session as stored. */
@@ -34,6 +35,32 @@ export interface SessionRecord {
 }
 
 /**
+ * What a session record costs its creator's byte budget: the UTF-8 bytes of its texts (id,
+ * principal, creating scope, version, capability flags) plus {@link SESSION_RECORD_OVERHEAD} for
+ * what any record holds besides (the table's entries, numbers, the log level). Measured on the
+ * memory store: 100 000 records of 64-byte principals hold ~60 MB of heap, ~600 bytes each
+ * (test/abuse/memory-ceiling.test.ts keeps the whole process under docs/tenancy.md's ceiling).
+ *
+ * @example
+ * ```ts
+ * sessionRecordBytes({ id, principalId: "alice", creatorScope: "principal:alice", protocolVersion: "2025-11-25", createdAt: 0, lastSeenAt: 0, logLevel: null }); // ~ 560
+ * ```
+ */
+export function sessionRecordBytes(record: SessionRecord): number {
+  return (
+    SESSION_RECORD_OVERHEAD +
+    utf8Bytes(record.id) +
+    utf8Bytes(record.principalId) +
+    utf8Bytes(record.creatorScope) +
+    utf8Bytes(record.protocolVersion) +
+    utf8Bytes(record.clientCapabilities)
+  );
+}
+
+/** Bytes every session record is charged besides its texts (see {@link sessionRecordBytes}). */
+export const SESSION_RECORD_OVERHEAD = 512;
+
+/**
  * The outcome of {@link SessionStore.create}: `"scope-full"` when the creator's scope holds its
  * quota already (the only refusal of a live store: the global bound evicts instead), `"full"`
  * when the store refuses every session (a bound of 0).
@@ -57,7 +84,7 @@ export interface SessionStore {
   readonly reachability?: Reachability;
   /**
    * Stores a new session: refused (`"scope-full"`) when `record.creatorScope` holds the per-scope
-   * bound; at the global bound the least recently used session of the creating scope holding the
+   * bound (its count, or its bytes: {@link sessionRecordBytes}); at the global bounds the least recently used session of the creating scope holding the
    * most sessions is evicted to make room. Re-creating an existing id replaces it.
    */
   create(record: SessionRecord): Promise<SessionCreateOutcome>;

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from "node:crypto";
 
+import { utf8Bytes } from "../byte-ledger.js";
 import { StoreClosedError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import {
@@ -143,17 +144,12 @@ interface BucketTasks {
   bytes: number;
 }
 
-/** UTF-8 bytes of a nullable text. */
-function byteLength(text: string | null): number {
-  return text === null ? 0 : Buffer.byteLength(text, "utf8");
-}
-
 function bytesOf(task: StoredTask): number {
   return (
-    byteLength(task.result) +
-    byteLength(task.error) +
-    byteLength(task.inputRequests) +
-    byteLength(task.statusMessage)
+    utf8Bytes(task.result) +
+    utf8Bytes(task.error) +
+    utf8Bytes(task.inputRequests) +
+    utf8Bytes(task.statusMessage)
   );
 }
 
@@ -320,7 +316,7 @@ export class MemoryTaskStore implements TaskStore {
     const bucket = this.buckets.get(task.bucket) as BucketTasks;
     const message =
       outcome.statusMessage === undefined ? task.statusMessage : outcome.statusMessage;
-    const after = size + byteLength(message);
+    const after = size + utf8Bytes(message);
     while (bucket.bytes - task.bytes + after > this.maxTaskBytesPerScope) {
       const oldest = first(bucket.finished);
       if (oldest === undefined) return "too_large";

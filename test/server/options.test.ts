@@ -28,6 +28,8 @@ describe("createMcpServer options", () => {
     assert.deepEqual(resolveOptions({ tools: [], sessions: true }).sessions, {
       maxSessions: 100_000,
       maxSessionsPerScope: 64,
+      maxSessionBytesPerScope: 262_144,
+      maxSessionBytes: 67_108_864,
       ttlMs: 1_800_000,
       store: undefined,
       maxSubscriptionsPerSession: 64,

@@ -33,6 +33,7 @@ export {
   openInputRound,
 } from "./input-required.js";
 export type {
+  AskCharge,
   ClientReply,
   PendingServerRequestsOptions,
   ReplyWaiter,
@@ -42,7 +43,11 @@ export { PendingServerRequests, replyOf } from "./pending-server-requests.js";
 export { CallBinding } from "./request-state.js";
 export type { Evictable, LimitOutcome, ScopeLimiterOptions } from "./scope-limiter.js";
 export { ACQUIRED, GLOBAL_LIMIT, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";
-export type { ServerRequestOptions, ServerRequestSettings } from "./server-requests.js";
+export type {
+  AskerScope,
+  ServerRequestOptions,
+  ServerRequestSettings,
+} from "./server-requests.js";
 export {
   askableCapabilities,
   capabilitiesOf,

@@ -20,18 +20,39 @@
  * global"): one tenant's unanswered requests never crowd out another's.
  */
 import { randomBytes } from "node:crypto";
+import { ByteLedger } from "../../byte-ledger.js";
 import type { ClientReply, ServerReplyBus } from "../../replies/index.js";
 import { isPlainObject } from "../wire/index.js";
 
 export type { ClientReply, ServerReplyBus } from "../../replies/index.js";
 
-import { ACQUIRED, type LimitOutcome, ScopeLimiter } from "./scope-limiter.js";
+import { ACQUIRED, type LimitOutcome, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";
 
 /** Someone waiting for one answer. */
 export interface ReplyWaiter {
   /** Called at most once, with the answer from the waiter's own scope. */
   settle(reply: ClientReply): void;
+  /**
+   * Its entry was dropped to keep the table within its global byte budget (it is still listed
+   * until it calls {@link PendingServerRequests.close}). Absent: the entry is closed silently.
+   */
+  evict?(): void;
 }
+
+/** What one waiting request costs its bucket (the tenant paying for it, never a session). */
+export interface AskCharge {
+  /** The creator's bucket: its principal, else its client's IP bucket. */
+  readonly bucket: string;
+  /** The bytes it holds: the request as sent, plus {@link ASK_OVERHEAD}. */
+  readonly bytes: number;
+}
+
+/** Bytes every waiting request is charged besides its JSON text (its entry, timer and promise). */
+export const ASK_OVERHEAD = 512;
+/** Default most bytes of questions one bucket may have waiting on a node: 1 MiB. */
+export const DEFAULT_MAX_ASK_BYTES_PER_SCOPE = 1_048_576;
+/** Default most bytes of questions waiting on a node in all: 16 MiB. */
+export const DEFAULT_MAX_ASK_BYTES = 16 * 1_048_576;
 
 /** What {@link PendingServerRequests} takes. */
 export interface PendingServerRequestsOptions {
@@ -39,6 +60,13 @@ export interface PendingServerRequestsOptions {
   readonly maxPerScope: number;
   /** Most requests waiting in all on this node. */
   readonly max: number;
+  /** Most bytes one bucket's waiting requests may hold. Default {@link DEFAULT_MAX_ASK_BYTES_PER_SCOPE}. */
+  readonly maxBytesPerScope?: number;
+  /**
+   * Most bytes of waiting requests in all; beyond, the oldest of the bucket holding the most bytes
+   * is withdrawn. Default {@link DEFAULT_MAX_ASK_BYTES}.
+   */
+  readonly maxBytes?: number;
   /** Carries answers that reached another node; none: such answers are dropped. */
   readonly bus?: ServerReplyBus | null | undefined;
 }
@@ -68,6 +96,8 @@ export class PendingServerRequests {
   readonly node: string;
   private readonly entries = new Map<string, Entry>();
   private readonly limiter: ScopeLimiter;
+  /** Bytes of the waiting requests per paying bucket, then in all (ids as entries). */
+  private readonly ledger: ByteLedger<string>;
   /** The bus answers for other nodes go through (tasks/update answers use it too), or null. */
   readonly bus: ServerReplyBus | null;
   private detach: (() => void) | null;
@@ -75,6 +105,10 @@ export class PendingServerRequests {
   constructor(options: PendingServerRequestsOptions) {
     this.node = randomBytes(8).toString("base64url");
     this.limiter = new ScopeLimiter(options.maxPerScope, options.max);
+    this.ledger = new ByteLedger({
+      maxBytesPerBucket: options.maxBytesPerScope ?? DEFAULT_MAX_ASK_BYTES_PER_SCOPE,
+      maxBytes: options.maxBytes ?? DEFAULT_MAX_ASK_BYTES,
+    });
     this.bus = options.bus ?? null;
     this.detach =
       this.bus === null
@@ -94,15 +128,32 @@ export class PendingServerRequests {
     return this.limiter.scopes;
   }
 
+  /** Bytes the waiting requests hold (their charges). */
+  get bytes(): number {
+    return this.ledger.bytes;
+  }
+
   /**
-   * Registers a waiter of `scope` under a new unguessable id, or says which bound refused it.
-   * The entry stays until {@link close} or the answer.
+   * Registers a waiter of `scope` under a new unguessable id, or says which bound refused it
+   * (`SCOPE_LIMIT` too when the paying bucket's bytes are spent). With a `charge`, its bytes count
+   * against its bucket, then globally: over the global byte budget the oldest requests of the
+   * bucket holding the most bytes are withdrawn (their waiters' `evict`), never refused. The entry
+   * stays until {@link close} or the answer.
    */
-  open(scope: string, waiter: ReplyWaiter): string | Exclude<LimitOutcome, typeof ACQUIRED> {
+  open(
+    scope: string,
+    waiter: ReplyWaiter,
+    charge?: AskCharge,
+  ): string | Exclude<LimitOutcome, typeof ACQUIRED> {
+    if (charge !== undefined && !this.ledger.fits(charge.bucket, charge.bytes)) return SCOPE_LIMIT;
     const outcome = this.limiter.tryAcquire(scope);
     if (outcome !== ACQUIRED) return outcome;
     const id = `${this.node}.${randomBytes(16).toString("base64url")}`;
     this.entries.set(id, { scope, waiter });
+    if (charge !== undefined) {
+      const evicted = this.ledger.add(id, charge.bucket, charge.bytes);
+      if (typeof evicted !== "string") for (const gone of evicted) this.evict(gone);
+    }
     return id;
   }
 
@@ -111,7 +162,22 @@ export class PendingServerRequests {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
+    this.ledger.remove(id);
     this.limiter.release(entry.scope);
+  }
+
+  /** Withdraws a request dropped by the global byte budget. */
+  private evict(id: string): void {
+    const waiter = this.entries.get(id)?.waiter;
+    if (waiter?.evict === undefined) {
+      this.close(id);
+      return;
+    }
+    try {
+      waiter.evict();
+    } finally {
+      this.close(id);
+    }
   }
 
   /**

@@ -37,7 +37,10 @@ import { isPlainObject, notificationJson } from "../wire/index.js";
 import type { PreparedAsk } from "./client-asker.js";
 import { ClientAskerBase } from "./client-asker-base.js";
 import {
+  ASK_OVERHEAD,
   type ClientReply,
+  DEFAULT_MAX_ASK_BYTES,
+  DEFAULT_MAX_ASK_BYTES_PER_SCOPE,
   PendingServerRequests,
   type ReplyWaiter,
   type ServerReplyBus,
@@ -62,6 +65,17 @@ export interface ServerRequestOptions {
   readonly maxPerScope?: number;
   /** Most asks waiting on a node in all. Default 10 000. */
   readonly max?: number;
+  /**
+   * Most bytes of questions (the requests as sent, plus 512 each) one bucket (the principal, else
+   * the client's IP bucket: all its sessions together) may have waiting on a node; an ask beyond
+   * rejects with `ClientRequestFailedError` (`"too-many"`). Default 1 MiB.
+   */
+  readonly maxBytesPerScope?: number;
+  /**
+   * Most bytes of questions waiting on a node in all; beyond, the oldest asks of the bucket
+   * holding the most bytes are withdrawn (they reject with `"too-many"`). Default 16 MiB.
+   */
+  readonly maxBytes?: number;
   /**
    * Where the client's capabilities are unknown (a 2025-era request without a session):
    * `"refuse"` (default: the ask rejects with `MissingClientCapabilityError`) or `"assume"`
@@ -113,6 +127,18 @@ export function serverRequestSettings(options: ServerRequestOptions = {}): Serve
     16,
   );
   const max = readOption(OPTION.positiveInteger, "serverRequests.max", options.max, 10_000);
+  const maxBytesPerScope = readOption(
+    OPTION.positiveInteger,
+    "serverRequests.maxBytesPerScope",
+    options.maxBytesPerScope,
+    DEFAULT_MAX_ASK_BYTES_PER_SCOPE,
+  );
+  const maxBytes = readOption(
+    OPTION.positiveInteger,
+    "serverRequests.maxBytes",
+    options.maxBytes,
+    DEFAULT_MAX_ASK_BYTES,
+  );
   const unknownCapabilities = readOption(
     RULE,
     "serverRequests.unknownCapabilities",
@@ -120,7 +146,7 @@ export function serverRequestSettings(options: ServerRequestOptions = {}): Serve
     "refuse",
   );
   return {
-    table: new PendingServerRequests({ maxPerScope, max, bus }),
+    table: new PendingServerRequests({ maxPerScope, max, maxBytesPerScope, maxBytes, bus }),
     timeoutMs,
     unknownCapabilities,
   };
@@ -142,7 +168,7 @@ const CALL_OVER = "The request already ended: the client can no longer be asked"
  *
  * @example
  * ```ts
- * const asker = new ServerRequestAsker(settings, sink, "session:abc", { elicitation: {} });
+ * const asker = new ServerRequestAsker(settings, sink, { scope: "session:abc", bucket: "ip:203.0.113.7" }, { elicitation: {} });
  * const answer = await asker.elicit("Deploy?", { type: "object", properties: { ok: { type: "boolean" } } });
  * ```
  */
@@ -154,7 +180,8 @@ export class ServerRequestAsker extends ClientAskerBase {
   constructor(
     private readonly settings: ServerRequestSettings,
     private readonly sink: ResponseSink,
-    private readonly scope: string,
+    /** The scope answers must come from, and the bucket that pays for the questions. */
+    private readonly who: AskerScope,
     /** The client's capabilities from `initialize`, or null when this server was not told. */
     private readonly capabilities: Readonly<Record<string, unknown>> | null,
     /** Told of each ask's end and of the asker's close (a task's outbox keeps its record by them). */
@@ -206,7 +233,14 @@ export class ServerRequestAsker extends ClientAskerBase {
     if (!this.sink.streamable) return Promise.reject(new CannotAskClientError(NO_STREAM));
     const { table, timeoutMs } = this.settings;
     const ask = new OpenAsk(this, table, prepared);
-    const id = table.open(this.scope, ask);
+    let body: string;
+    try {
+      body = JSON.stringify(prepared.request);
+    } catch (error) {
+      return Promise.reject(error); // params that are not JSON (a cycle, a BigInt): the handler's bug
+    }
+    const bytes = ASK_OVERHEAD + Buffer.byteLength(body, "utf8");
+    const id = table.open(this.who.scope, ask, { bucket: this.who.bucket, bytes });
     if (typeof id !== "string") {
       const where = id === SCOPE_LIMIT ? "for this client" : "on this server";
       return Promise.reject(
@@ -216,13 +250,8 @@ export class ServerRequestAsker extends ClientAskerBase {
         ),
       );
     }
-    let json: string;
-    try {
-      json = JSON.stringify({ jsonrpc: "2.0", id, ...prepared.request });
-    } catch (error) {
-      table.close(id);
-      return Promise.reject(error); // params that are not JSON (a cycle, a BigInt): the handler's bug
-    }
+    // The request object always has a method, so its text is `{"method":…}`: the envelope goes first.
+    const json = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},${body.slice(1)}`;
     this.open ??= new Set();
     this.open.add(ask);
     const promise = ask.start(id, timeoutMs);
@@ -231,6 +260,14 @@ export class ServerRequestAsker extends ClientAskerBase {
     void this.sink.notify(json);
     return promise;
   }
+}
+
+/** Who asks: the scope the answers must come from, and the bucket that pays for the questions. */
+export interface AskerScope {
+  /** The calling request's scope (`session:…` > `principal:…` > `ip:…`). */
+  readonly scope: string;
+  /** Its creator's bucket (principal, else IP bucket; never a session): docs/tenancy.md. */
+  readonly bucket: string;
 }
 
 /** What a {@link ServerRequestAsker} tells whoever keeps its asks elsewhere (task-outbox.ts). */
@@ -297,6 +334,18 @@ class OpenAsk implements ReplyWaiter {
       return;
     }
     this.resolve(checked);
+  }
+
+  /** Dropped by the table's global byte budget: withdrawn, and the client told. */
+  evict(): void {
+    const method = this.prepared.request.method;
+    this.withdraw(
+      "evicted",
+      new ClientRequestFailedError(
+        "too-many",
+        `Too many questions waiting on this server; ${method} was withdrawn, retry later`,
+      ),
+    );
   }
 
   /** No answer within the timeout: withdrawn, and the client told. */

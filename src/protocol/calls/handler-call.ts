@@ -29,6 +29,7 @@ import type { IsolatedHandler } from "../../isolation/isolated-handler.js";
 import type { IsolatedTask, WorkerPool } from "../../isolation/worker-pool.js";
 import { isLoggingLevel, type LoggingLevel, loggingLevelRank } from "../../logging-levels.js";
 import {
+  type AskerScope,
   type AskOptions,
   type ClientAsker,
   cannotAsk,
@@ -155,7 +156,7 @@ export interface HandlerCallHost {
    */
   serverAsker(
     sink: ResponseSink,
-    scope: string,
+    who: AskerScope,
     capabilities: Readonly<Record<string, unknown>> | null,
   ): ClientAsker;
 }
@@ -168,6 +169,11 @@ export interface HandlerCallOptions {
   readonly sink: ResponseSink;
   readonly requestId: RequestId | null;
   readonly scope: string;
+  /**
+   * The bucket that pays for what the call leaves waiting (its questions to the client): the
+   * principal, else the client's IP bucket (RequestMeta.bucket). Absent: `scope`.
+   */
+  readonly bucket?: string | undefined;
   readonly principal: Principal | null;
   readonly progressToken?: string | number | undefined;
   readonly logLevel: LoggingLevel | null;
@@ -222,6 +228,8 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
   listed = false;
   readonly requestId: RequestId | null;
   readonly scope: string;
+  /** The bucket paying for its questions (HandlerCallOptions.bucket). */
+  private readonly bucket: string;
   readonly principal: Principal | null;
   readonly handle: RequestHandle;
   readonly invocation: HandlerInvocation;
@@ -259,6 +267,7 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
     this.sink = options.sink;
     this.requestId = options.requestId;
     this.scope = options.scope;
+    this.bucket = options.bucket ?? options.scope;
     this.principal = options.principal;
     this.progressToken = options.progressToken;
     this.modern = options.modern;
@@ -373,7 +382,11 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
   private askRefused(): Promise<never> | null {
     if (this.handle.aborted) return Promise.reject(this.handle.signal.reason);
     if (this.asker === null && this.serverAsks !== undefined) {
-      const asker = this.host.serverAsker(this.sink, this.scope, this.serverAsks);
+      const asker = this.host.serverAsker(
+        this.sink,
+        { scope: this.scope, bucket: this.bucket },
+        this.serverAsks,
+      );
       this.serverAsks = undefined;
       this.asker = asker;
       // Asked after the call was answered: refused, as a closed asker refuses.

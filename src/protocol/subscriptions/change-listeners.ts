@@ -3,12 +3,16 @@
  * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions):
  * `notifications/tools|prompts|resources/list_changed` and `notifications/resources/updated` for
  * the URIs it named, each tagged with the stream's subscription id (the JSON-RPC id of its
- * `subscriptions/listen`). Bounded per scope first (one tenant cannot crowd out another: its
- * listener beyond `maxPerScope` is refused), then in all (beyond `maxTotal` every new listener is
- * refused, so memory never grows past the bound); each listener names at most `maxUris` URIs, and
- * at most {@link MAX_LISTEN_TASK_IDS} task ids (`taskIds`, for `notifications/tasks` of the
- * `io.modelcontextprotocol/tasks` extension, SEP-2663, "Task Status Notifications").
+ * `subscriptions/listen`). Bounded per tenant first (the bucket paying for it: principal, else
+ * client IP bucket): at most `maxPerScope` listeners and `maxBytesPerScope` bytes of filters
+ * (listenerBytes), the only bounds that refuse; then in all: beyond `maxTotal` listeners or
+ * `maxBytes` bytes the oldest listener of the bucket holding the most is ended (its listen
+ * answered `complete`), so tenants within their own bounds never lock another out. Each listener
+ * names at most `maxUris` URIs, and at most {@link MAX_LISTEN_TASK_IDS} task ids (`taskIds`, for
+ * `notifications/tasks` of the `io.modelcontextprotocol/tasks` extension, SEP-2663, "Task Status
+ * Notifications").
  */
+import { ByteLedger, utf8Bytes } from "../../byte-ledger.js";
 import type { ChangedList, ChangeEvent } from "../../changes/index.js";
 
 /** Default most listeners one scope may hold open. */
@@ -17,6 +21,12 @@ export const DEFAULT_MAX_LISTENERS_PER_SCOPE = 8;
 export const DEFAULT_MAX_LISTENERS = 10_000;
 /** Default most URIs one listener may name in `resourceSubscriptions`. */
 export const DEFAULT_MAX_LISTEN_URIS = 64;
+/** Default most bytes of filters one bucket's listeners may hold: 256 KiB. */
+export const DEFAULT_MAX_LISTEN_BYTES_PER_SCOPE = 256 * 1_024;
+/** Default most bytes of filters held by every listener together: 16 MiB. */
+export const DEFAULT_MAX_LISTEN_BYTES = 16 * 1_048_576;
+/** Bytes every listener is charged besides its filter's texts (its entries, closures, stream state). */
+export const LISTENER_OVERHEAD = 1_024;
 /** Most task ids one listener may name in `taskIds`. */
 export const MAX_LISTEN_TASK_IDS = 64;
 
@@ -36,6 +46,8 @@ export interface ListenFilter {
 /** One open listener. */
 export interface ChangeListener {
   readonly scope: string;
+  /** The bucket paying for it (principal, else client IP bucket). Absent: `scope`. */
+  readonly bucket?: string;
   readonly filter: ListenFilter;
   /** The JSON text of its subscription id (the listen request's id). */
   readonly subscriptionIdJson: string;
@@ -58,6 +70,26 @@ export interface ChangeListener {
 /** Why {@link ChangeListeners.add} refused. */
 export type ListenRefusal = "scope-full" | "full";
 
+/** Options of {@link ChangeListeners}. */
+export interface ChangeListenersOptions {
+  readonly maxPerScope?: number;
+  readonly maxTotal?: number;
+  readonly maxUris?: number;
+  readonly maxBytesPerScope?: number;
+  readonly maxBytes?: number;
+}
+
+/**
+ * What a listener costs its bucket: its filter's URIs and task ids and its subscription id
+ * (UTF-8), plus {@link LISTENER_OVERHEAD}.
+ */
+export function listenerBytes(listener: ChangeListener): number {
+  let bytes = LISTENER_OVERHEAD + utf8Bytes(listener.subscriptionIdJson);
+  for (const uri of listener.filter.resourceSubscriptions) bytes += utf8Bytes(uri);
+  for (const taskId of listener.filter.taskIds) bytes += utf8Bytes(taskId);
+  return bytes;
+}
+
 /**
  * The listener table.
  *
@@ -74,7 +106,9 @@ export class ChangeListeners {
   readonly maxTotal: number;
   readonly maxUris: number;
   private readonly all = new Set<ChangeListener>();
-  private readonly perScope = new Map<string, number>();
+  /** bucket → its listeners, oldest first. */
+  private readonly perScope = new Map<string, Set<ChangeListener>>();
+  private readonly ledger: ByteLedger<ChangeListener>;
   private readonly byList: Record<ChangedList, Set<ChangeListener>> = {
     tools: new Set(),
     prompts: new Set(),
@@ -85,10 +119,19 @@ export class ChangeListeners {
   /** task id → listeners naming it. */
   private readonly byTask = new Map<string, Set<ChangeListener>>();
 
-  constructor(options: { maxPerScope?: number; maxTotal?: number; maxUris?: number } = {}) {
+  constructor(options: ChangeListenersOptions = {}) {
     this.maxPerScope = options.maxPerScope ?? DEFAULT_MAX_LISTENERS_PER_SCOPE;
     this.maxTotal = options.maxTotal ?? DEFAULT_MAX_LISTENERS;
     this.maxUris = options.maxUris ?? DEFAULT_MAX_LISTEN_URIS;
+    this.ledger = new ByteLedger({
+      maxBytesPerBucket: options.maxBytesPerScope ?? DEFAULT_MAX_LISTEN_BYTES_PER_SCOPE,
+      maxBytes: options.maxBytes ?? DEFAULT_MAX_LISTEN_BYTES,
+    });
+  }
+
+  /** Bytes the open listeners hold (listenerBytes of each). */
+  get bytes(): number {
+    return this.ledger.bytes;
   }
 
   /** Open listeners. */
@@ -101,17 +144,43 @@ export class ChangeListeners {
     return this.byUri.get(uri)?.size ?? 0;
   }
 
-  /** Listeners open for `scope`. */
-  countOf(scope: string): number {
-    return this.perScope.get(scope) ?? 0;
+  /** Listeners open for `bucket`. */
+  countOf(bucket: string): number {
+    return this.perScope.get(bucket)?.size ?? 0;
   }
 
-  /** Registers a listener, or says why not (its scope holds its bound, or the table is full). */
+  /**
+   * Registers a listener, or says why not: its bucket holds its count or its bytes
+   * (`"scope-full"`), or the table holds nothing (`"full"`: a global bound of 0). At a global
+   * bound the oldest listener of the bucket holding the most is ended first (`complete`).
+   */
   add(listener: ChangeListener): ListenRefusal | null {
-    const held = this.perScope.get(listener.scope) ?? 0;
-    if (held >= this.maxPerScope) return "scope-full";
-    if (this.all.size >= this.maxTotal) return "full";
-    this.perScope.set(listener.scope, held + 1);
+    const bucket = payer(listener);
+    const bytes = listenerBytes(listener);
+    if (this.maxTotal === 0 || this.ledger.maxBytes === 0) return "full";
+    if (this.countOf(bucket) >= this.maxPerScope || !this.ledger.fits(bucket, bytes)) {
+      return "scope-full";
+    }
+    const ended: ChangeListener[] = [];
+    while (this.all.size >= this.maxTotal) {
+      const victim = this.oldestOfLargest();
+      if (victim === undefined) break;
+      this.remove(victim);
+      ended.push(victim);
+    }
+    const evicted = this.ledger.add(listener, bucket, bytes);
+    if (typeof evicted !== "string") {
+      for (const victim of evicted) {
+        this.remove(victim);
+        ended.push(victim);
+      }
+    }
+    let own = this.perScope.get(bucket);
+    if (own === undefined) {
+      own = new Set();
+      this.perScope.set(bucket, own);
+    }
+    own.add(listener);
     this.all.add(listener);
     const { filter } = listener;
     if (filter.toolsListChanged) this.byList.tools.add(listener);
@@ -119,7 +188,25 @@ export class ChangeListeners {
     if (filter.resourcesListChanged) this.byList.resources.add(listener);
     for (const uri of filter.resourceSubscriptions) addTo(this.byUri, uri, listener);
     for (const taskId of filter.taskIds) addTo(this.byTask, taskId, listener);
+    for (const victim of ended) endQuietly(victim);
     return null;
+  }
+
+  /** The oldest listener of the bucket holding the most (among equals, the name sorting first). */
+  private oldestOfLargest(): ChangeListener | undefined {
+    let best: Set<ChangeListener> | undefined;
+    let bestName = "";
+    for (const [name, own] of this.perScope) {
+      if (
+        best === undefined ||
+        own.size > best.size ||
+        (own.size === best.size && name < bestName)
+      ) {
+        best = own;
+        bestName = name;
+      }
+    }
+    return best?.values().next().value;
   }
 
   /** The listeners that named task `taskId` (a copy). */
@@ -131,9 +218,11 @@ export class ChangeListeners {
   /** Forgets a listener (it hung up or ended); everything it held goes at once. Idempotent. */
   remove(listener: ChangeListener): void {
     if (!this.all.delete(listener)) return;
-    const held = (this.perScope.get(listener.scope) ?? 1) - 1;
-    if (held <= 0) this.perScope.delete(listener.scope);
-    else this.perScope.set(listener.scope, held);
+    this.ledger.remove(listener);
+    const bucket = payer(listener);
+    const own = this.perScope.get(bucket);
+    own?.delete(listener);
+    if (own?.size === 0) this.perScope.delete(bucket);
     this.byList.tools.delete(listener);
     this.byList.prompts.delete(listener);
     this.byList.resources.delete(listener);
@@ -179,6 +268,19 @@ export class ChangeListeners {
         // Shutdown goes on.
       }
     }
+  }
+}
+
+function payer(listener: ChangeListener): string {
+  return listener.bucket ?? listener.scope;
+}
+
+/** Ends a listener dropped by a global bound; its stream's failure is its own. */
+function endQuietly(listener: ChangeListener): void {
+  try {
+    listener.complete();
+  } catch {
+    // The stream was already gone.
   }
 }
 

@@ -6,10 +6,12 @@
  * only this file (scripts/check-layers.ts).
  */
 
-export type { ChangeListener } from "./change-listeners.js";
+export type { ChangeListener, ChangeListenersOptions } from "./change-listeners.js";
 export {
   acknowledgedFilter,
   ChangeListeners,
+  DEFAULT_MAX_LISTEN_BYTES,
+  DEFAULT_MAX_LISTEN_BYTES_PER_SCOPE,
   DEFAULT_MAX_LISTEN_URIS,
   DEFAULT_MAX_LISTENERS,
   DEFAULT_MAX_LISTENERS_PER_SCOPE,

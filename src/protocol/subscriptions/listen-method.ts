@@ -8,11 +8,12 @@
  * scope's request and stream units while it lasts.
  */
 import { ErrorCode } from "../../errors.js";
-import type {
-  MethodDefinition,
-  MethodHost,
-  MethodRequest,
-  ProtocolFeature,
+import {
+  bucketOf,
+  type MethodDefinition,
+  type MethodHost,
+  type MethodRequest,
+  type ProtocolFeature,
 } from "../calls/index.js";
 import { internalErrorJson, successResponseJson } from "../wire/index.js";
 import {
@@ -134,6 +135,7 @@ function listenUntilEnd(open: {
   let early: string[] | null = [];
   const listener: ChangeListener = {
     scope: request.meta.scope,
+    bucket: bucketOf(request.meta) ?? request.meta.scope,
     filter: requested,
     subscriptionIdJson,
     taskStatuses: new Map(),
@@ -155,7 +157,7 @@ function listenUntilEnd(open: {
         request,
         ErrorCode.ServerError,
         refused === "scope-full"
-          ? `Too many subscriptions/listen streams for this client (at most ${table.maxPerScope}); close one first.`
+          ? `Too many subscriptions/listen streams for this client (at most ${table.maxPerScope}, or their filters' bytes); close one first.`
           : "Too many subscriptions/listen streams on this server; retry later.",
       )
       .then(resolve, resolve);

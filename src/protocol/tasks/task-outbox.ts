@@ -33,6 +33,8 @@ import { META_RELATED_TASK, storedInputRequests } from "./task-wire.js";
 export interface TaskOutboxOptions {
   readonly store: TaskStore;
   readonly scope: string;
+  /** The bucket the task is paid for by (its questions count against it too). Absent: `scope`. */
+  readonly bucket?: string;
   readonly taskId: string;
   /** Told after each write of the questions (a `tasks/result` wait on this node wakes up). */
   readonly changed: () => void;
@@ -81,7 +83,8 @@ export class TaskOutbox implements ResponseSink, HandleLifetime {
     capabilities: Readonly<Record<string, unknown>> | null,
   ): ServerRequestAsker {
     const outbox = new TaskOutbox(options);
-    return new ServerRequestAsker(settings, outbox, options.scope, capabilities, {
+    const who = { scope: options.scope, bucket: options.bucket ?? options.scope };
+    return new ServerRequestAsker(settings, outbox, who, capabilities, {
       ended: (id) => outbox.answered(id),
       closed: () => outbox.close(),
     });

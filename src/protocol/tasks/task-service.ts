@@ -443,6 +443,7 @@ export class TaskService implements TaskSinkOwner {
             {
               store: this.store,
               scope: request.scope,
+              bucket,
               taskId,
               changed: () => this.localChange(request.scope, taskId),
             },
