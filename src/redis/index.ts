@@ -52,7 +52,11 @@ export type {
   TaskUpdate,
   TerminalTaskStatus,
 } from "../tasks/index.js";
-export type { OutagePart, StoreOutageMessage } from "./outage-monitor.js";
+export {
+  RedisCancellationStore,
+  type RedisCancellationStoreOptions,
+} from "./cancellation/redis-cancellation-store.js";
+export type { OutagePart, StoreOutageMessage } from "./connection/outage-monitor.js";
 export {
   createRedisBackends,
   type RedisBackends,
@@ -60,11 +64,7 @@ export {
   type RedisBackendsSharedOption,
   type RedisServerOptions,
 } from "./redis-backends.js";
-export {
-  RedisCancellationStore,
-  type RedisCancellationStoreOptions,
-} from "./redis-cancellation-store.js";
 export { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
 export { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
-export { RedisTaskStore, type RedisTaskStoreOptions } from "./redis-task-store.js";
+export { RedisTaskStore, type RedisTaskStoreOptions } from "./tasks/redis-task-store.js";

@@ -10,11 +10,11 @@ import { CancellationRegistry, type CancellationRegistryOptions } from "../cance
 import {
   RedisCancellationStore,
   type RedisCancellationStoreOptions,
-} from "./redis-cancellation-store.js";
+} from "./cancellation/redis-cancellation-store.js";
 import { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
 import { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 import { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
-import { RedisTaskStore, type RedisTaskStoreOptions } from "./redis-task-store.js";
+import { RedisTaskStore, type RedisTaskStoreOptions } from "./tasks/redis-task-store.js";
 
 /** The options every store takes from {@link RedisBackendsOptions} itself, not from its own. */
 export type RedisBackendsSharedOption =

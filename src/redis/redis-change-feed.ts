@@ -18,9 +18,9 @@ import {
 } from "../changes/index.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
-import { type RedisClient, RedisConnection } from "./connection.js";
+import { type RedisClient, RedisConnection } from "./connection/connection.js";
+import { OutageMonitor } from "./connection/outage-monitor.js";
 import { readPrefix } from "./key-layout.js";
-import { OutageMonitor } from "./outage-monitor.js";
 
 /** Options of {@link RedisChangeFeed}. */
 export interface RedisChangeFeedOptions {

@@ -23,10 +23,10 @@ import { InvalidOptionError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
 import type { ClientReply, ServerReplyBus } from "../replies/index.js";
-import { bounded, readyWithin } from "./bounded.js";
-import { type RedisClient, RedisConnection } from "./connection.js";
+import { bounded, readyWithin } from "./connection/bounded.js";
+import { type RedisClient, RedisConnection } from "./connection/connection.js";
+import { OutageMonitor } from "./connection/outage-monitor.js";
 import { readPrefix } from "./key-layout.js";
-import { OutageMonitor } from "./outage-monitor.js";
 
 /** Options of {@link RedisReplyBus}. */
 export interface RedisReplyBusOptions {

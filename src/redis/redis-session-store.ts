@@ -23,10 +23,10 @@ import type {
   SessionRecord,
   SessionStore,
 } from "../sessions/session-store.js";
-import { bounded } from "./bounded.js";
-import { type RedisClient, RedisConnection } from "./connection.js";
+import { bounded } from "./connection/bounded.js";
+import { type RedisClient, RedisConnection } from "./connection/connection.js";
+import { OutageMonitor } from "./connection/outage-monitor.js";
 import { KeyLayout, readPrefix, type ShardKeys } from "./key-layout.js";
-import { OutageMonitor } from "./outage-monitor.js";
 
 /** Options of {@link RedisSessionStore}. */
 export interface RedisSessionStoreOptions {

@@ -9,8 +9,8 @@ import { after, before, describe, it } from "node:test";
 import { Redis } from "ioredis";
 
 import { InvalidOptionError } from "../../src/errors.js";
-import { RedisConnection } from "../../src/redis/connection.js";
-import { OutageMonitor } from "../../src/redis/outage-monitor.js";
+import { RedisConnection } from "../../src/redis/connection/connection.js";
+import { OutageMonitor } from "../../src/redis/connection/outage-monitor.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
 
 const skip = redisSkipReason();

@@ -6,7 +6,7 @@
  */
 import type { Cluster, Redis } from "ioredis";
 
-import type { Reachability } from "../reachability.js";
+import type { Reachability } from "../../reachability.js";
 
 /**
  * @example

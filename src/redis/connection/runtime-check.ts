@@ -5,8 +5,8 @@
  * https://developers.cloudflare.com/workers/observability/errors/), so there they would fail on
  * the second request; they refuse to start instead (docs/runtimes.md, "Cloudflare Workers").
  */
-import { UnsupportedRuntimeError } from "../errors.js";
-import { currentRuntime } from "../runtime.js";
+import { UnsupportedRuntimeError } from "../../errors.js";
+import { currentRuntime } from "../../runtime.js";
 
 /** Throws {@link UnsupportedRuntimeError} on workerd, naming what to use instead. */
 export function refuseSharedConnections(): void {

@@ -8,8 +8,8 @@
  * and quits, within `commandTimeoutMs`, what the connection owns.
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { InvalidOptionError } from "../errors.js";
-import type { Reachability } from "../reachability.js";
+import { InvalidOptionError } from "../../errors.js";
+import type { Reachability } from "../../reachability.js";
 import { ConnectionWatch } from "./connection-watch.js";
 import type { OutageMonitor } from "./outage-monitor.js";
 import { refuseSharedConnections } from "./runtime-check.js";

@@ -3,7 +3,7 @@
  * row rules (quota first, then cap eviction, then write; clear reads before it writes) hold
  * however many processes and nodes share the store.
  *
- * Key layout (see {@link "./key-layout.js"}): every key of one shard starts with that shard's
+ * Key layout (see {@link "../key-layout.js"}): every key of one shard starts with that shard's
  * hash-tagged base such as `{conduit-mcp}`, so a script may touch keys it computes itself
  * (per-scope keys found during eviction) without a Redis Cluster cross-slot error. A script only
  * ever touches one shard.
@@ -19,6 +19,9 @@
  * `strcoll`, so the order would depend on the server's locale. Scope and id ties are ordered
  * bytewise, so the scripts compare bytes themselves.
  */
+
+import type { RedisClient } from "../connection/connection.js";
+import type { Wire } from "../key-layout.js";
 
 /** Helpers shared by the scripts (prepended to each). */
 const COMMON = `
@@ -291,3 +294,43 @@ redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('SREM', KEYS[2], ARGV[2])
 return 1
 `;
+
+/** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL on NOSCRIPT). */
+export interface CancellationScripts {
+  conduitMcpRecordV2(...args: Wire[]): Promise<[number, number]>;
+  conduitMcpAnnounceV1(...args: Wire[]): Promise<number>;
+  conduitMcpClearV1(...args: Wire[]): Promise<number>;
+  conduitMcpExpireV2(...args: Wire[]): Promise<number>;
+  conduitMcpShareInFlightV1(...args: Wire[]): Promise<number>;
+  conduitMcpRemoveInFlightV1(...args: Wire[]): Promise<number>;
+  conduitMcpRenewLeaseV1(...args: Wire[]): Promise<number>;
+  conduitMcpResyncV1(...args: Wire[]): Promise<number>;
+  conduitMcpReapNodesV1(...args: Wire[]): Promise<number>;
+  conduitMcpRetireNodeV1(...args: Wire[]): Promise<number>;
+}
+
+const SCRIPTS: ReadonlyArray<readonly [keyof CancellationScripts, string, number]> = [
+  ["conduitMcpRecordV2", RECORD_SCRIPT, 5],
+  ["conduitMcpAnnounceV1", ANNOUNCE_SCRIPT, 1],
+  ["conduitMcpClearV1", CLEAR_SCRIPT, 2],
+  ["conduitMcpExpireV2", EXPIRE_SCRIPT, 2],
+  ["conduitMcpShareInFlightV1", SHARE_IN_FLIGHT_SCRIPT, 2],
+  ["conduitMcpRemoveInFlightV1", REMOVE_IN_FLIGHT_SCRIPT, 2],
+  ["conduitMcpRenewLeaseV1", RENEW_LEASE_SCRIPT, 2],
+  ["conduitMcpResyncV1", RESYNC_SCRIPT, 3],
+  ["conduitMcpReapNodesV1", REAP_NODES_SCRIPT, 1],
+  ["conduitMcpRetireNodeV1", RETIRE_NODE_SCRIPT, 3],
+];
+
+/**
+ * Defines every script of the cancellation store on `client` (the store's command connection).
+ *
+ * @example
+ * ```ts
+ * defineCancellationScripts(connection.client);
+ * ```
+ */
+export function defineCancellationScripts(client: RedisClient): void {
+  for (const [name, lua, numberOfKeys] of SCRIPTS)
+    client.defineCommand(name, { lua, numberOfKeys });
+}

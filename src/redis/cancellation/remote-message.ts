@@ -5,9 +5,10 @@
  * field is checked after, and the reason is sanitised again on receipt (no CR/LF, ESC, bidi
  * controls; at most 200 graphemes), exactly as a reason from a client is.
  */
-import type { RemoteCancellation } from "../cancellation/types.js";
-import type { CancellationSource } from "../errors.js";
-import { reflectText } from "../reflect.js";
+import type { RemoteCancellation } from "../../cancellation/types.js";
+import type { CancellationSource } from "../../errors.js";
+import { reflectText } from "../../reflect.js";
+import { NODE_ID } from "../connection/node-id.js";
 
 /** A remote cancellation plus the node that recorded it (so a node can ignore its own). */
 export interface RemoteMessage extends RemoteCancellation {
@@ -28,7 +29,6 @@ const MAX_SCOPE_LENGTH = 2_048;
 const MAX_REQUEST_ID_BYTES = 256;
 const MAX_REASON_LENGTH = 2_048;
 const REASON_GRAPHEMES = 200;
-const NODE_ID = /^[\x21-\x7e]{1,128}$/;
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 const SOURCES: ReadonlySet<string> = new Set<CancellationSource>([
   "notification",

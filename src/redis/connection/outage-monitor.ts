@@ -3,7 +3,7 @@
  * and one `conduit-mcp:store:outage` event when it goes down, one event when it comes back — never
  * one per request.
  */
-import { channels } from "../diagnostics.js";
+import { channels } from "../../diagnostics.js";
 
 /** Message of `conduit-mcp:store:outage`. */
 export interface StoreOutageMessage {
