@@ -4,7 +4,7 @@
  * files of docs/, readable on their own; this file only adds navigation, search and the rule
  * below for links that leave docs/.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DefaultTheme, defineConfig, type MarkdownRenderer } from "vitepress";
@@ -68,6 +68,7 @@ const run: DefaultTheme.SidebarItem[] = [
   { text: "Runtimes", link: "/runtimes" },
   { text: "The CLI", link: "/cli" },
   { text: "Production auth", link: "/auth" },
+  { text: "Limits", link: "/limits" },
   { text: "Many nodes on Redis", link: "/redis" },
   { text: "Deploy", link: "/deploy" },
   { text: "Load balancers", link: "/load-balancers" },
@@ -90,6 +91,22 @@ const inside: DefaultTheme.SidebarItem[] = [
 ];
 
 // biome-ignore lint/style/noDefaultExport: VitePress reads its configuration from the default export.
+/**
+ * Pages of docs/ that no group above names yet (a page just added): listed under "More", so that
+ * every page is reachable from the navigation until it gets its place.
+ */
+function unlisted(groups: DefaultTheme.SidebarItem[][]): DefaultTheme.SidebarItem[] {
+  const listed = new Set(groups.flat().map((item) => item.link));
+  return readdirSync(DOCS)
+    .filter((file) => file.endsWith(".md") && file !== "index.md")
+    .map((file) => `/${file.slice(0, -3)}`)
+    .filter((link) => !listed.has(link))
+    .sort()
+    .map((link) => ({ text: link.slice(1).replaceAll("-", " "), link }));
+}
+
+const more = unlisted([guide, concepts, run, reference, inside]);
+
 export default defineConfig({
   title: "conduit-mcp",
   description:
@@ -101,7 +118,9 @@ export default defineConfig({
     // HAProxy configuration has no grammar of its own in the highlighter: its INI-like one reads well.
     languageAlias: { haproxy: "ini" },
   },
+  head: [["link", { rel: "icon", href: "/logo.svg" }]],
   themeConfig: {
+    logo: "/logo.svg",
     nav: [
       { text: "Guide", link: "/getting-started" },
       { text: "Run", link: "/hosting" },
@@ -113,6 +132,7 @@ export default defineConfig({
       { text: "Concepts", items: concepts },
       { text: "Run", items: run },
       { text: "Reference", items: reference },
+      ...(more.length > 0 ? [{ text: "More", items: more }] : []),
       { text: "Inside", collapsed: true, items: inside },
     ],
     search: { provider: "local" },

@@ -29,3 +29,5 @@ declare function runStep(
 /** An elicitation form asking who approves, and the deployment it approves. */
 declare const APPROVAL_FORM: import("zod").ZodObject<{ approver: import("zod").ZodString }>;
 declare function runDeploy(target: string, approver: string, signal: AbortSignal): Promise<string>;
+/** A search the reader's tool runs, cancelled by the tool's signal. */
+declare function fetchResults(query: string, options: { signal: AbortSignal }): Promise<string>;
