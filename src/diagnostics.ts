@@ -75,9 +75,9 @@ export interface ToolErrorMessage extends HandlerErrorContext {
  * the error, and the rest of the `conduit-mcp:tool:error` message.
  */
 export interface HandlerErrorContext {
-  /** `tool`, `resource`, `resource-template`, `prompt` or `completion`. */
+  /** `tool`, `resource`, `resource-template`, `prompt`, `completion` or `extension`. */
   readonly kind: HandlerKind;
-  /** `tools/call`, `resources/read`, `prompts/get` or `completion/complete`. */
+  /** `tools/call`, `resources/read`, `prompts/get`, `completion/complete` or an extension's method. */
   readonly method: string;
   /** The tool or prompt name, the resource URI, or the completion's prompt name or URI template. */
   readonly name: string;
@@ -108,7 +108,13 @@ export interface ConnectionClosedMessage {
 }
 
 /** Which kind of handler ran. */
-export type HandlerKind = "tool" | "resource" | "resource-template" | "prompt" | "completion";
+export type HandlerKind =
+  | "tool"
+  | "resource"
+  | "resource-template"
+  | "prompt"
+  | "completion"
+  | "extension";
 
 /** The channels themselves. */
 export const channels = {

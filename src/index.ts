@@ -125,7 +125,7 @@ export {
   isolatedHandler,
   type WorkerPoolOptions,
 } from "./isolation/index.js";
-// Defining tools, resources and prompts, what their handlers receive and return, and the
+// Defining tools, resources, prompts and extensions, what their handlers receive and return, and the
 // options of asking the client and of tasks.
 // MCP Apps (SEP-1865): an HTML view served as a `ui://` resource, and the tool metadata naming it.
 export {
@@ -141,15 +141,21 @@ export {
   type CollectionChange,
   type ContentBlock,
   defineApp,
+  defineExtension,
   definePrompt,
   defineResource,
   defineResourceTemplate,
   type ElicitResult,
   type ElicitSchema,
   type ElicitValue,
+  type Extension,
+  type ExtensionDefinition,
+  type ExtensionMethod,
+  type ExtensionRequest,
   type Icon,
   InputPending,
   type InputRequiredOptions,
+  type JsonObject,
   type JsonSchemaObject,
   type ListedItem,
   type ListKind,

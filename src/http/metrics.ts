@@ -108,9 +108,7 @@ export class ServerMetrics implements DispatchObserver {
   private readonly requests = new Map<string, Map<number, number>>();
   private readonly toolCalls = new Map<string, Record<ToolOutcome, number>>();
   /** By method only: a resource's name is its URI, and template URIs are unbounded. */
-  private readonly handlerCalls = new Map<string, Record<ToolOutcome, number>>(
-    HANDLER_METHODS.map((method) => [method, { ok: 0, error: 0, cancelled: 0, killed: 0 }]),
-  );
+  private readonly handlerCalls = new Map<string, Record<ToolOutcome, number>>();
   private readonly cancellations: Record<string, number> = {
     notification: 0,
     disconnect: 0,
@@ -125,12 +123,7 @@ export class ServerMetrics implements DispatchObserver {
     "method",
     [...METHOD_LABELS, "other", "none"],
   );
-  private readonly handlerSeconds = new Histogram(
-    "conduit_mcp_handler_duration_seconds",
-    "Time a tracked handler ran (tools, resource reads, prompts, completions), by method.",
-    "method",
-    HANDLER_METHODS,
-  );
+  private readonly handlerSeconds: Histogram;
   private readonly toolSeconds: Histogram;
   private sources: MetricsSources | null = null;
   private subscribed = false;
@@ -142,7 +135,22 @@ export class ServerMetrics implements DispatchObserver {
     }
   };
 
-  constructor(toolNames: readonly string[]) {
+  /**
+   * @param toolNames - the tools counted by name (others: `other`).
+   * @param extensionMethods - the methods of the server's extensions whose handlers run as
+   *   handler calls: counted by method beside the built-in ones (the server's own names, bounded).
+   */
+  constructor(toolNames: readonly string[], extensionMethods: readonly string[] = []) {
+    const handlerMethods = [...new Set([...HANDLER_METHODS, ...extensionMethods])];
+    for (const method of handlerMethods) {
+      this.handlerCalls.set(method, { ok: 0, error: 0, cancelled: 0, killed: 0 });
+    }
+    this.handlerSeconds = new Histogram(
+      "conduit_mcp_handler_duration_seconds",
+      "Time a tracked handler ran (tools, resource reads, prompts, completions, extension methods), by method.",
+      "method",
+      handlerMethods,
+    );
     for (const name of toolNames) {
       this.toolCalls.set(name, { ok: 0, error: 0, cancelled: 0, killed: 0 });
     }
@@ -187,7 +195,8 @@ export class ServerMetrics implements DispatchObserver {
 
   handlerEnded(info: HandlerInfo, end: HandlerEnd, seconds: number): void {
     const counts = this.handlerCalls.get(info.method);
-    if (counts !== undefined) counts[end.outcome]++;
+    if (counts === undefined) return;
+    counts[end.outcome]++;
     this.handlerSeconds.observe(info.method, seconds);
   }
 
@@ -242,7 +251,7 @@ export class ServerMetrics implements DispatchObserver {
     for (const [method, counts] of this.handlerCalls) {
       for (const outcome of TOOL_OUTCOMES) {
         lines.push(
-          `conduit_mcp_handler_calls_total{method="${method}",outcome="${outcome}"} ${counts[outcome]}`,
+          `conduit_mcp_handler_calls_total{method="${escapeLabel(method)}",outcome="${outcome}"} ${counts[outcome]}`,
         );
       }
     }

@@ -5,7 +5,7 @@
 import type { CancellationRegistry } from "../cancellation/index.js";
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import type { InputRequiredSettings, ServerRequestSettings } from "./asking/index.js";
-import type { DispatchObserver, Prompt } from "./calls/index.js";
+import type { DispatchObserver, Extension, Prompt } from "./calls/index.js";
 import type { ServerIdentity, SessionHooks } from "./lifecycle.js";
 import type { Resource, ResourceTemplate } from "./resources/index.js";
 import type { ChangeListeners, ResourceSubscriptions } from "./subscriptions/index.js";
@@ -63,4 +63,9 @@ export interface DispatcherOptions extends ServerIdentity {
    * `server/discover` advertises `listChanged` and `resources.subscribe`.
    */
   readonly listeners?: ChangeListeners | null | undefined;
+  /**
+   * Extensions served (`defineExtension`): declared in `server/discover` and `initialize`, their
+   * methods in the method table. Default none.
+   */
+  readonly extensions?: readonly Extension[] | undefined;
 }

@@ -151,6 +151,9 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
    * `server/discover` publish from now on. A method another feature already defines is refused.
    */
   register(feature: ProtocolFeature): void {
+    if (this.features.some((served) => served.id === feature.id)) {
+      throw new Error(`conduit-mcp: ${feature.id} is already served`);
+    }
     for (const method of Object.keys(feature.methods)) {
       const owner = this.owners.get(method);
       if (owner !== undefined) {
@@ -165,6 +168,14 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
     }
     this.features.push(feature);
     this.lifecycle.serve(this.features);
+  }
+
+  /**
+   * The extensions a 2025-era client's `initialize` may declare and have kept with its session or
+   * connection (`askableCapabilities`' second argument).
+   */
+  get extensionIds(): ReadonlySet<string> {
+    return this.lifecycle.extensionIds;
   }
 
   /**

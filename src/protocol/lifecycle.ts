@@ -20,6 +20,7 @@ import {
 import {
   ALL_PROTOCOL_VERSIONS,
   errorResponseJson,
+  isPlainObject,
   isSupportedProtocolVersion,
   META_SERVER_INFO,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -94,6 +95,11 @@ export class LifecycleFeature implements ProtocolFeature {
   /** The constant tail of every initialize result. */
   private initializeTail = "";
   private discoverJson = "";
+  /**
+   * The extensions declared in the 2025-11-25 `initialize`: a client's declaration of one of them
+   * is kept with its session (SEP-2133, "Client Capabilities").
+   */
+  extensionIds: ReadonlySet<string> = new Set();
 
   constructor(private readonly options: LifecycleOptions) {
     const { host } = options;
@@ -121,7 +127,10 @@ export class LifecycleFeature implements ProtocolFeature {
     const serverInfo = serverInfoOf(identity);
     const instructionsJson =
       instructions === undefined ? "" : `,"instructions":${JSON.stringify(instructions)}`;
-    this.initializeTail = `"capabilities":${JSON.stringify(capabilitiesOf(features, "2025"))},"serverInfo":${JSON.stringify(serverInfo)}${instructionsJson}`;
+    const capabilities2025 = capabilitiesOf(features, "2025");
+    const extensions = capabilities2025.extensions;
+    this.extensionIds = new Set(isPlainObject(extensions) ? Object.keys(extensions) : []);
+    this.initializeTail = `"capabilities":${JSON.stringify(capabilities2025)},"serverInfo":${JSON.stringify(serverInfo)}${instructionsJson}`;
     // server/discover is the same for every caller: cached "public".
     const discover: Record<string, unknown> = {
       resultType: "complete",
@@ -162,7 +171,7 @@ export class LifecycleFeature implements ProtocolFeature {
           meta.principal?.id ?? null,
           version,
           meta.scope,
-          askableCapabilities(params?.capabilities),
+          askableCapabilities(params?.capabilities, this.extensionIds),
         );
       } catch {
         created = STORE_FULL;

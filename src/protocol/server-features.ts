@@ -1,12 +1,13 @@
 /**
  * The features a dispatcher serves, built from its options: tools, resources, prompts,
- * completion, the lifecycle methods, `subscriptions/listen` when a listener table is given, and
- * tasks unless turned off. Their order is the order of their capabilities' keys in `initialize`
+ * completion, the lifecycle methods, `subscriptions/listen` when a listener table is given,
+ * tasks unless turned off (the built-in `io.modelcontextprotocol/tasks` extension), then the
+ * user's extensions (calls/extension.ts), each through the same extension seam. Their order is the order of their capabilities' keys in `initialize`
  * and `server/discover` results.
  */
 import type { CancellationRegistry } from "../cancellation/index.js";
 import type { ServerRequestSettings } from "./asking/index.js";
-import type { MethodHost, ProtocolFeature } from "./calls/index.js";
+import { ExtensionFeature, type MethodHost, type ProtocolFeature } from "./calls/index.js";
 import { CompletionFeature } from "./completion/index.js";
 import type { DispatcherOptions } from "./dispatcher-options.js";
 import { LifecycleFeature } from "./lifecycle.js";
@@ -90,6 +91,9 @@ export function serverFeatures(
   });
   const all: ProtocolFeature[] = [tools, resources, prompts, completion, lifecycle];
   if (listeners !== null) all.push(new ListenFeature({ ...shared, table: listeners, tasks }));
-  if (tasks !== null) all.push(tasks);
+  if (tasks !== null) all.push(new ExtensionFeature(tasks.extension, context.host));
+  for (const extension of options.extensions ?? []) {
+    all.push(new ExtensionFeature(extension, context.host));
+  }
   return { tools, resources, prompts, lifecycle, tasks, all };
 }

@@ -39,6 +39,8 @@ import {
   ChangeListeners,
   checkPrimitiveFields,
   Dispatcher,
+  type Extension,
+  isExtensionId,
   type PrimitiveCollection,
   type Prompt,
   type ResourceCollection,
@@ -258,7 +260,10 @@ class ConduitMcpServer implements McpServer {
       streams: new ScopeLimiter(options.maxOpenStreamsPerScope, Number.POSITIVE_INFINITY),
     };
     this.metrics = options.metrics
-      ? new ServerMetrics(options.tools.map((tool) => tool.name))
+      ? new ServerMetrics(
+          options.tools.map((tool) => tool.name),
+          extensionsOf(input.extensions).flatMap((extension) => Object.keys(extension.methods)),
+        )
       : null;
     this.metrics?.subscribe();
 
@@ -356,6 +361,7 @@ class ConduitMcpServer implements McpServer {
       resources: input.resources,
       resourceTemplates: input.resourceTemplates,
       prompts: input.prompts,
+      extensions: extensionsOf(input.extensions),
       registry: this.registry,
       streamCancelTimeoutMs: options.streamCancelTimeoutMs,
       toolTimeoutMs: options.toolTimeoutMs,
@@ -671,6 +677,30 @@ function resourceUpdatedJson(uri: string): string {
 }
 
 /** The server-surface options, checked (each bad value throws InvalidOptionError naming it). */
+/** The `extensions` option, checked: an array of what `defineExtension` returned. */
+function extensionsOf(extensions: McpServerOptions["extensions"]): readonly Extension[] {
+  if (extensions === undefined) return [];
+  if (!Array.isArray(extensions)) {
+    throw new InvalidOptionError("extensions", "an array of defineExtension results", extensions);
+  }
+  for (const extension of extensions) {
+    if (!isExtensionValue(extension)) {
+      throw new InvalidOptionError("extensions[]", "what defineExtension returned", extension);
+    }
+  }
+  return extensions;
+}
+
+function isExtensionValue(value: unknown): value is Extension {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Object.isFrozen(value) &&
+    isExtensionId((value as Extension).id) &&
+    typeof (value as Extension).methods === "object"
+  );
+}
+
 function surfaceOptions(input: McpServerOptions) {
   const { title, description, icons, websiteUrl, instructions } = input;
   // The identity fields share the checks of every definition's title, description and icons.

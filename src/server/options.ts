@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_SUBSCRIPTIONS,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_SCOPE,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+  type Extension,
   type Icon,
   type Prompt,
   type Resource,
@@ -106,6 +107,11 @@ export interface McpServerOptions {
   readonly resourceTemplates?: readonly ResourceTemplate[];
   /** Prompts served (names must be unique). Default none; see `server.prompts`. */
   readonly prompts?: readonly Prompt[];
+  /**
+   * Extensions served (`defineExtension`): declared in `server/discover` and `initialize`
+   * capabilities, their methods served like built-in ones. Default none.
+   */
+  readonly extensions?: readonly Extension[];
   /** `serverInfo.title`: a display name. Default none. */
   readonly title?: string;
   /** `serverInfo.description`. Default none. */

@@ -260,7 +260,9 @@ export class StdioConnection implements StdioExchangeHost {
   /** The connection is the client's session: what its `initialize` declared is remembered. */
   private rememberCapabilities(message: JsonRpcRequest): void {
     const params = isPlainObject(message.params) ? message.params : undefined;
-    this.clientCapabilities = capabilitiesOf(askableCapabilities(params?.capabilities));
+    this.clientCapabilities = capabilitiesOf(
+      askableCapabilities(params?.capabilities, this.core.dispatcher.extensionIds),
+    );
   }
 
   /** After an accepted `logging/setLevel`, later requests of the connection use that level. */

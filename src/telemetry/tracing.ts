@@ -388,6 +388,8 @@ function handlerAttributes(info: HandlerInfo): Attributes {
     attributes["gen_ai.prompt.name"] = info.name;
   } else if (info.kind === "resource" || info.kind === "resource-template") {
     attributes["mcp.resource.uri"] = info.name;
+  } else if (info.kind === "extension") {
+    // The method name is the handler's name: already `mcp.method.name`.
   } else {
     attributes["conduit_mcp.completion.ref"] = info.name;
   }
@@ -406,6 +408,9 @@ function handlerSpanName(info: HandlerInfo): string {
       return `get_prompt ${info.name}`;
     case "completion":
       return `complete ${info.name}`;
+    case "extension":
+      // A method the server registered (bounded by its own extensions), never client text.
+      return info.method;
     default:
       return "read_resource";
   }

@@ -385,15 +385,21 @@ function noop(): void {}
 /**
  * The client capabilities a server may ask with, from an `initialize`'s `capabilities`, as a
  * short flag list (what a session record stores): `elicitation.form`, `elicitation.url`,
- * `sampling`, `sampling.tools`, `sampling.context`, `roots`, space-separated; `""` when none.
- * An empty `elicitation` object declares form mode (2025-11-25 elicitation, "Capabilities").
+ * `sampling`, `sampling.tools`, `sampling.context`, `roots`, then `ext:<id>` for each extension
+ * of `extensions` (the ids the server serves) the client declared in `capabilities.extensions`
+ * (SEP-2133, "Client Capabilities"), space-separated; `""` when none. Only the declaration is
+ * kept, not its settings, so a record stays bounded by what the server serves. An empty
+ * `elicitation` object declares form mode (2025-11-25 elicitation, "Capabilities").
  *
  * @example
  * ```ts
  * askableCapabilities({ elicitation: {}, roots: { listChanged: true } }); // "elicitation.form roots"
  * ```
  */
-export function askableCapabilities(declared: unknown): string {
+export function askableCapabilities(
+  declared: unknown,
+  extensions: ReadonlySet<string> = NO_EXTENSIONS,
+): string {
   if (!isPlainObject(declared)) return "";
   const flags: string[] = [];
   const { elicitation, sampling, roots } = declared;
@@ -408,8 +414,22 @@ export function askableCapabilities(declared: unknown): string {
     if (isPlainObject(sampling.context)) flags.push("sampling.context");
   }
   if (isPlainObject(roots)) flags.push("roots");
+  const declaredExtensions = declared.extensions;
+  if (isPlainObject(declaredExtensions)) {
+    for (const id of extensions) {
+      if (Object.hasOwn(declaredExtensions, id) && isPlainObject(declaredExtensions[id])) {
+        flags.push(`${EXTENSION_FLAG}${id}`);
+      }
+    }
+  }
   return flags.join(" ");
 }
+
+const NO_EXTENSIONS: ReadonlySet<string> = new Set();
+/** The flag of a declared extension: `ext:<id>` (an id has no space: calls/extension.ts). */
+const EXTENSION_FLAG = "ext:";
+/** Longest extension id a stored flag may carry (calls/extension.ts accepts at most 256). */
+const MAX_EXTENSION_ID = 256;
 
 const parsedFlags = new Map<string, Readonly<Record<string, unknown>>>();
 const KNOWN_FLAGS: ReadonlySet<string> = new Set([
@@ -423,7 +443,8 @@ const KNOWN_FLAGS: ReadonlySet<string> = new Set([
 
 /**
  * A flag list of {@link askableCapabilities} as a ClientCapabilities object (unknown flags are
- * ignored: a stored record is not trusted blindly). Cached: there are only 64 combinations.
+ * ignored: a stored record is not trusted blindly; a declared extension reads as `{}`). The first
+ * 64 combinations seen are cached.
  *
  * @example
  * ```ts
@@ -435,6 +456,13 @@ export function capabilitiesOf(flags: string): Readonly<Record<string, unknown>>
   if (cached !== undefined) return cached;
   const capabilities: Record<string, Record<string, unknown>> = {};
   for (const flag of flags.split(" ")) {
+    if (flag.startsWith(EXTENSION_FLAG)) {
+      const id = flag.slice(EXTENSION_FLAG.length);
+      if (id.length === 0 || id.length > MAX_EXTENSION_ID) continue;
+      capabilities.extensions ??= {};
+      (capabilities.extensions as Record<string, unknown>)[id] = {};
+      continue;
+    }
     if (!KNOWN_FLAGS.has(flag)) continue;
     const [name, member] = flag.split(".") as [string, string | undefined];
     capabilities[name] ??= {};

@@ -8,6 +8,22 @@
  */
 export { processCancelledNotification } from "./cancelled-notification.js";
 export type { DispatchObserver } from "./dispatch-observer.js";
+export type {
+  Extension,
+  ExtensionDefinition,
+  ExtensionMethod,
+  ExtensionRequest,
+  JsonObject,
+  RawExtensionMethod,
+} from "./extension.js";
+export {
+  clientSettingsOf,
+  declaredExtension,
+  defineBuiltInExtension,
+  defineExtension,
+  ExtensionFeature,
+  isExtensionId,
+} from "./extension.js";
 export { HANDLED } from "./handled.js";
 export type {
   HandlerCallHost,

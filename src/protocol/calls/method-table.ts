@@ -6,8 +6,8 @@
  * `initialize` (2025-11-25) and `server/discover` (2026-07-28) capabilities from the features it
  * was given, so a method exists and is advertised in one place.
  *
- * Internal for now: the same shape is meant to become the seam through which users add methods
- * of their own (an extension: an id, methods, capabilities).
+ * Users add methods of their own through the extension seam built on it (extension.ts:
+ * `defineExtension`, served by an `ExtensionFeature`), as the built-in tasks extension does.
  */
 import type { RequestHandle, RequestId } from "../../cancellation/types.js";
 import type { ClientAsker } from "../asking/index.js";

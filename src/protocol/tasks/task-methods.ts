@@ -7,13 +7,13 @@
 import type { CancellationRegistry } from "../../cancellation/index.js";
 import type { ServerRequestSettings } from "../asking/index.js";
 import type {
-  MethodDefinition,
+  Extension,
   MethodEras,
   MethodHost,
   MethodRequest,
-  ProtocolFeature,
+  RawExtensionMethod,
 } from "../calls/index.js";
-import { bucketOf, progressTokenOf } from "../calls/index.js";
+import { bucketOf, defineBuiltInExtension, progressTokenOf } from "../calls/index.js";
 import type { ChangeListener, ListenTasks } from "../subscriptions/index.js";
 import type { ToolInvocation, ToolTasks } from "../tools/index.js";
 import type { ListCursors } from "../wire/index.js";
@@ -49,30 +49,36 @@ export interface TaskFeatureOptions {
  * const tools = new ToolFeature({ ...toolOptions, tasks });
  * ```
  */
-export class TaskFeature implements ProtocolFeature, ToolTasks, ListenTasks {
-  readonly id = "tasks";
+export class TaskFeature implements ToolTasks, ListenTasks {
   readonly service: TaskService;
-  readonly methods: Readonly<Record<string, MethodDefinition>>;
-  // 2025-11-25, Tasks, "Server Capabilities".
-  readonly capabilities2025 = {
-    tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-  };
-  // SEP-2663, "Capability Negotiation": the extension, never a `tasks` capability.
-  readonly capabilities2026 = { extensions: { [TASKS_EXTENSION]: {} } };
+  /**
+   * The tasks methods and declarations as an extension on the method table's seam (served by an
+   * `ExtensionFeature`, like any user extension): 2026-07-28 declares
+   * `extensions["io.modelcontextprotocol/tasks"]` (SEP-2663, "Capability Negotiation": the
+   * extension, never a `tasks` capability); 2025-11-25 keeps its core `tasks` capability
+   * (2025-11-25, Tasks, "Server Capabilities").
+   */
+  readonly extension: Extension;
   private readonly host: MethodHost;
 
   constructor(options: TaskFeatureOptions) {
     this.host = options.host;
     this.service = new TaskService(options);
     const tasks = this.service;
-    this.methods = {
-      "tasks/get": this.serve("both", (r) => tasks.get(r)),
-      "tasks/cancel": this.serve("both", (r) => tasks.cancel(r)),
-      // 2025-11-25 only: SEP-2663 removed tasks/result and tasks/list (-32601 in 2026-07-28).
-      "tasks/result": this.serve("2025", (r) => tasks.result(r)),
-      "tasks/list": this.serve("2025", (r) => tasks.list(r)),
-      "tasks/update": this.serve("2026", (r) => tasks.update(r)),
-    };
+    this.extension = defineBuiltInExtension({
+      id: TASKS_EXTENSION,
+      capabilities2025: {
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      methods: {
+        "tasks/get": this.serve("both", (r) => tasks.get(r)),
+        "tasks/cancel": this.serve("both", (r) => tasks.cancel(r)),
+        // 2025-11-25 only: SEP-2663 removed tasks/result and tasks/list (-32601 in 2026-07-28).
+        "tasks/result": this.serve("2025", (r) => tasks.result(r)),
+        "tasks/list": this.serve("2025", (r) => tasks.list(r)),
+        "tasks/update": this.serve("2026", (r) => tasks.update(r)),
+      },
+    });
   }
 
   /**
@@ -155,7 +161,7 @@ export class TaskFeature implements ProtocolFeature, ToolTasks, ListenTasks {
   private serve(
     eras: MethodEras,
     run: (request: TaskRequest) => Promise<TaskAnswer | null>,
-  ): MethodDefinition {
+  ): RawExtensionMethod {
     return {
       eras,
       // A shared store that cannot be reached answers 503 with a retry hint, never a bare -32603.
