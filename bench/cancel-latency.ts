@@ -45,7 +45,7 @@ async function once(url: string, path: CancelPath, tag: string): Promise<number>
       .answer;
     if (cancel.status !== 202) throw new Error(`cancel answered HTTP ${cancel.status}`);
     const answer = await call.answer;
-    // A JSON exchange ends with -32800 (README, "Two protocol eras on one endpoint").
+    // A JSON exchange ends with -32800 (docs/protocol-eras.md).
     if (answer.status !== 200 || !answer.body.includes("-32800")) {
       throw new Error(`cancelled call answered ${answer.status} ${answer.body.slice(0, 200)}`);
     }

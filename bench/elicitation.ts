@@ -128,7 +128,7 @@ async function main(): Promise<void> {
         return `| ${t.label} | ${fmt(median(e.p50))} | ${fmt(median(e.p99))} | ${fmt(percentile(e.all, 99))} | ${fmt(Math.max(...e.all))} | ${e.all.length} |`;
       }),
     ].join("\n");
-    const section = `The 2025-11-25 elicitation round trip (README, "Asking the client") on three
+    const section = `The 2025-11-25 elicitation round trip ([Asking the client](asking-the-client.md)) on three
 \`conduit-mcp serve --sessions\` processes: one in memory, two with \`--redis\` on one private
 \`redis-server\` (loopback, persistence off). Each sample calls the demo's \`confirm\` tool; its SSE
 stream carries the \`elicitation/create\` request; the time runs from the moment this client has

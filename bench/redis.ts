@@ -357,8 +357,8 @@ ${throughputTable}
 ${ratios.join("\n")}
 
 With the Redis store a call that ends within \`shareAfterMs\` (50 ms) and that nobody cancelled
-costs no Redis command: its entry is never written, its removal and its clear stay local (README,
-"Calls shorter than \`shareAfterMs\`"). Before that delay existed every call cost three Redis round
+costs no Redis command: its entry is never written, its removal and its clear stay local
+([Calls shorter than \`shareAfterMs\`](redis.md#calls-shorter-than-shareafterms)). Before that delay existed every call cost three Redis round
 trips (write the in-flight entry, awaited; remove it; clear its key): measured on 2026-12-03 at
 commit 599e142 with \`node --import tsx bench/http.ts --targets conduit,conduit-redis --paths
 tools/call,tools/call@2026 --rounds 3 --no-write\` (same harness; load average 12.6), the Redis

@@ -230,7 +230,7 @@ const tools = [
   }),
   // input-required-result-* (2026-07-28 requirements): tools that ask the client through
   // ctx.elicit / ctx.sample / ctx.roots; the request answers input_required until the retry
-  // carries the answers (README, "Asking the client").
+  // carries the answers (docs/asking-the-client.md).
   defineTool({
     name: "test_input_required_result_elicitation",
     description: "Asks the user's name (one elicitation), then greets them",
@@ -314,7 +314,7 @@ const tools = [
   }),
   // tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults and
   // elicitation-sep1330-enums (2025-11-25 requirements): the same ctx.elicit / ctx.sample, sent as
-  // server-to-client requests on the call's SSE stream (README, "Asking the client").
+  // server-to-client requests on the call's SSE stream (docs/asking-the-client.md).
   defineTool({
     name: "test_sampling",
     description: "Asks the client's model the prompt (sampling/createMessage)",
@@ -412,7 +412,7 @@ const tools = [
   }),
   // tasks-* (the io.modelcontextprotocol/tasks extension, SEP-2663): the fixtures the scenario
   // descriptions name. A task-supporting tool called by a client that declares the extension
-  // answers with a task (README, "Tasks").
+  // answers with a task (docs/tasks.md).
   defineTool({
     name: "greet",
     description: "Greets by name, synchronously (never a task)",
@@ -472,7 +472,7 @@ const tools = [
     },
   }),
   // tasks-mrtr-composition: the name is asked on the request (input_required rounds) before the
-  // task exists; the task then runs with it (README, "Tasks", beforeTask).
+  // task exists; the task then runs with it (docs/tasks.md, beforeTask).
   defineTool({
     name: "test_tool_with_task",
     description: "Asks the user's name through input_required, then runs as a task",

@@ -57,7 +57,7 @@ const suiteEntry = join(root, "node_modules/conformance-stable/dist/index.js");
 const baseline = join(root, "conformance/baseline-stable.yml");
 const outputRoot = join(root, ".conformance/stable");
 const alphaEntry = join(root, "node_modules/conformance-alpha/dist/index.js");
-/** Extension scenarios of the alpha suite, run one at a time (README, "Tasks"). */
+/** Extension scenarios of the alpha suite, run one at a time (docs/tasks.md). */
 const ALPHA_EXTENSION_SCENARIOS = [
   "tasks-lifecycle",
   "tasks-capability-negotiation",

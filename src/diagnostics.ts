@@ -1,6 +1,6 @@
 /**
- * Every `node:diagnostics_channel` channel conduit-mcp publishes on, created once here (README,
- * "Diagnostics"). Publishers guard with
+ * Every `node:diagnostics_channel` channel conduit-mcp publishes on, created once here
+ * (docs/cancellation.md, "Diagnostics"). Publishers guard with
  * `if (channel.hasSubscribers)` so an idle channel costs nothing.
  *
  * @example

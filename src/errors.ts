@@ -36,7 +36,7 @@ export const ErrorCode = {
   MissingCapability: -32021,
   /** The requested protocol version is not supported (MCP 2026-07-28). */
   UnsupportedProtocolVersion: -32022,
-  /** The request was cancelled: a 2025-era JSON exchange's answer (README, "Two protocol eras on one endpoint"). */
+  /** The request was cancelled: a 2025-era JSON exchange's answer (docs/protocol-eras.md). */
   RequestCancelled: -32800,
 } as const;
 

@@ -1,6 +1,6 @@
 /**
  * The tools each chaos-soak node serves (`conduit-mcp serve scripts/soak/chaos-tools.ts`), loaded
- * by the real CLI as a user module (README, "Your own module from the CLI"):
+ * by the real CLI as a user module (docs/cli.md, "Your own module"):
  *
  * - `work {ms, tag}` reports progress 0 as it starts (the driver's evidence that the call is
  *   tracked and running, from which it times a cancel), then sleeps `ms` honouring cancellation

@@ -33,7 +33,7 @@ const HEAP_GROWTH = 0.25;
 /** Largest heap (after full GCs) of any node at the end. */
 const HEAP_LIMIT = 256 * 1_048_576;
 const TENANTS = 4;
-/** Node stderr lines that are documented behaviour under chaos (README, "Outages"). */
+/** Node stderr lines that are documented behaviour under chaos (docs/redis.md, "Outages"). */
 const EXPECTED_STDERR =
   /Redis (cancellation store|session store|task store|reply bus|change feed) (unreachable|call failed)|^\[\d+\] conduit-mcp: SIGTERM received, closing$|^\[\d+\] conduit-mcp: Redis (unreachable: not ready \(GET \/ready answers 503\)|reachable again after [\d.]+ s: ready \(GET \/ready answers 200\))/;
 

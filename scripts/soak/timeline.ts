@@ -4,7 +4,7 @@
  * their entries). A call's outcome is judged against it: a call that met no disturbance must get
  * exactly what a healthy cluster gives; one that met a kill of its own node may lose its
  * connection; one that met a Redis outage may miss a cross-node cancel (the store fails open,
- * README "Many processes and nodes: Redis").
+ * docs/redis.md).
  */
 
 /** What was disturbed, and from when to when (performance.now() ms; `to` open while ongoing). */

@@ -19,7 +19,7 @@ export interface CancellationJanitorOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** Default janitor interval: 1 min (README, "The cancellation registry"). */
+/** Default janitor interval: 1 min (docs/cancellation.md, "The cancellation registry"). */
 export const DEFAULT_JANITOR_INTERVAL_MS = 60_000;
 
 /**

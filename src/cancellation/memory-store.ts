@@ -52,7 +52,7 @@ const UNSUBSCRIBED = (): void => {};
 
 /**
  * In-memory cancellation rows and in-flight entries for one process, with the per-scope
- * quota, global cap and eviction order (README, "The cancellation registry").
+ * quota, global cap and eviction order (docs/cancellation.md, "The cancellation registry").
  *
  * Rows are stamped with the store's clock, clamped so stamps never decrease
  * (`max(clock(), last stamp)`): a clock stepping back cannot reorder the table. The row's own

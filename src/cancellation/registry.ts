@@ -1,7 +1,7 @@
 /**
  * The cancellation registry over a {@link CancellationStore}: a local `AbortController` per
  * tracked request, aborted at once when a matching cancel is recorded, instead of tools polling
- * (README, "The cancellation registry"). Limits (quota, cap, eviction) belong to the store.
+ * (docs/cancellation.md, "The cancellation registry"). Limits (quota, cap, eviction) belong to the store.
  */
 import { randomBytes } from "node:crypto";
 
@@ -508,7 +508,7 @@ export class CancellationRegistry {
     const requestId = normalizeRequestId(id);
     if (requestId == null) return RESOLVED_FALSE;
     // A live handle of this process answers without the store: a Redis outage (where the store
-    // fails open with `false`) must not make this process's own calls uncancellable (README,
+    // fails open with `false`) must not make this process's own calls uncancellable (docs/redis.md,
     // "Outages": local cancellation keeps working).
     if (this.handles.get(scope)?.has(requestId) === true) return Promise.resolve(true);
     return this.store.isInFlight(scope, requestId);

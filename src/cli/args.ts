@@ -64,7 +64,7 @@ export interface ServeCommand {
   readonly metrics: boolean;
   /**
    * Redis URL (`--redis`, else `REDIS_URL`): cancellation rows, in-flight entries and, with
-   * `sessions`, the sessions themselves are shared by every node on it (README, "Many processes and nodes: Redis"). Absent → memory.
+   * `sessions`, the sessions themselves are shared by every node on it (docs/redis.md). Absent → memory.
    */
   readonly redis?: string;
   /** This node's Redis lease (`--redis-lease-ms`); only with `redis`. Store default 15 000. */
@@ -73,7 +73,7 @@ export interface ServeCommand {
   readonly redisShareAfterMs?: number;
   /**
    * Keys sealing `requestState` of input-required results (`--state-key-file`), newest first;
-   * absent → a random key per process (README, "Asking the client").
+   * absent → a random key per process (docs/asking-the-client.md).
    */
   readonly stateKeys?: readonly string[];
   /**

@@ -16,7 +16,7 @@
  * - `confirm {action}` — asks the user yes/no (`ctx.elicit`) before it "acts";
  * - `ask-model {question}` — asks the client's model (`ctx.sample`) and returns its answer.
  *   Both ask through 2026-07-28 input-required results, or on a 2025-11-25 call through a
- *   request on the call's stream (README, "Asking the client").
+ *   request on the call's stream (docs/asking-the-client.md).
  * - `roll_dice {count, sides}` — an MCP App: its results render in the `ui://demo/dice.html`
  *   view, which rolls again by calling the tool back through the host (demo-app.ts).
  *
@@ -72,7 +72,7 @@ export const sleepTool: Tool = defineTool({
   name: "sleep",
   description: `Sleeps for ms milliseconds (at most ${MAX_DEMO_MS}); stops at once when cancelled.`,
   input: z.object({ ms: duration }),
-  // May run as a task (README, "Tasks"): created, polled and cancelled without holding a request.
+  // May run as a task (docs/tasks.md): created, polled and cancelled without holding a request.
   task: "optional",
   handler: async ({ ms }, ctx) => {
     // Rejects with an AbortError as soon as the signal aborts, so nothing after it runs.
@@ -128,7 +128,7 @@ export const crunchTool: Tool = defineTool({
   name: "crunch",
   description: `Burns CPU for ms milliseconds (at most ${MAX_DEMO_MS}) in short slices, checking for cancellation between slices.`,
   input: z.object({ ms: duration }),
-  // May run as a task (README, "Tasks"): created, polled and cancelled without holding a request.
+  // May run as a task (docs/tasks.md): created, polled and cancelled without holding a request.
   task: "optional",
   handler: async ({ ms }, ctx) => {
     const end = performance.now() + ms;

@@ -22,7 +22,7 @@ import { configFlags, StartRefused, startServe, startStdio } from "./serve.js";
 
 /** Slack on top of the grace and stream cancel timeout before a stuck close is abandoned. */
 const CLOSE_SLACK_MS = 5_000;
-/** The library defaults of `closeGraceMs` and `streamCancelTimeoutMs` (README, "Server options"). */
+/** The library defaults of `closeGraceMs` and `streamCancelTimeoutMs` (docs/server-options.md). */
 const DEFAULT_CLOSE_GRACE_MS = 5_000;
 const DEFAULT_STREAM_CANCEL_TIMEOUT_MS = 5_000;
 /** How long a stdio server whose input ended waits for its cancelled calls before it exits. */

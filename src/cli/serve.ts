@@ -63,7 +63,7 @@ export function endpointUrl(host: string, port: number, path: string): string {
 
 /** The memory registry's janitor period. */
 const MAX_JANITOR_INTERVAL_MS = 60_000;
-/** How long a start waits for Redis before serving anyway (fail-open: README, "Many processes and nodes: Redis"). */
+/** How long a start waits for Redis before serving anyway (fail-open: docs/redis.md). */
 const REDIS_READY_WAIT_MS = 2_000;
 
 /**

@@ -33,7 +33,7 @@ export interface AuthOptions {
   readonly tokens?: Readonly<Record<string, string>>;
   /** Any other scheme: resolve a principal, or null to refuse. */
   readonly verify?: (req: IncomingMessage) => Promise<Principal | null> | Principal | null;
-  /** OAuth 2.1 access tokens (JWT and/or introspection), see README "Production auth". */
+  /** OAuth 2.1 access tokens (JWT and/or introspection), see docs/auth.md. */
   readonly oauth?: OAuthOptions;
 }
 

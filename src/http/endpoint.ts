@@ -123,7 +123,7 @@ async function elsewhere(ctx: RequestContext): Promise<void> {
       refuseUnread(ctx, 403, FORBIDDEN);
       return;
     }
-    // Optional: the same credentials as the endpoint (README "Production auth").
+    // Optional: the same credentials as the endpoint (docs/auth.md).
     if (config.metricsAuth === true && !(await authenticate(ctx))) return;
     input.body.skip();
     const text = await metrics.render(config.registry);

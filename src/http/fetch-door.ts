@@ -33,7 +33,7 @@ export interface FetchOptions {
   /**
    * The client's IP address as the connection reports it (before any `X-Forwarded-For`, which
    * `trustProxy` governs as usual), e.g. `getConnInfo(c).remote.address` under Hono. Without a
-   * valid one, see the scope rule in the README ("Hosting").
+   * valid one, see the scope rule in docs/hosting.md.
    */
   readonly clientAddress?: string | undefined;
   /**

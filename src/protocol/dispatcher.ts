@@ -347,7 +347,7 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
    */
   cancelSession(sessionId: string): number {
     this.subscriptions?.dropSession(sessionId);
-    // Its tasks too (README, "Tasks"): a disconnect does not end a task, closing its session
+    // Its tasks too (docs/tasks.md): a disconnect does not end a task, closing its session
     // does. Marked first, so they read why; the registry then aborts their runs with the calls.
     this.tasks?.cancelSession(sessionId).catch(noop);
     void this.registry.cancelScope(`session:${sessionId}`, "session terminated", "disconnect");

@@ -2,7 +2,7 @@
  * One call for a multi-node server: every shared store on one Redis (cancellation, sessions, the
  * reply bus, the change feed, tasks) under one node name and one lease, a registry whose janitor
  * sweeps dead nodes' entries once per lease, the options to hand to `createMcpServer`, and one
- * `close()`. What `conduit-mcp serve --redis` runs; README, "Many processes and nodes: Redis".
+ * `close()`. What `conduit-mcp serve --redis` runs; docs/redis.md.
  */
 import type { Cluster, Redis } from "ioredis";
 

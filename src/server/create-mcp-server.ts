@@ -123,7 +123,7 @@ export interface McpServer {
   readonly tools: PrimitiveCollection<Tool>;
   /**
    * The served direct resources, by URI (same operations as `tools`), and `updated(uri)` to tell
-   * the sessions subscribed to a URI that it changed (README "Resource subscriptions").
+   * the sessions subscribed to a URI that it changed (docs/subscriptions.md).
    */
   readonly resources: ResourceCollection;
   /** The served resource templates, by URI template. */
@@ -247,7 +247,7 @@ class ConduitMcpServer implements McpServer {
     // carries the global bound; session requests and streams are subsets of those requests.
     this.limits = {
       // The global bound makes room from the largest scope rather than refusing a scope under
-      // its own bound (README, "Bounds").
+      // its own bound (docs/server-options.md).
       requests: new ScopeLimiter(
         options.maxConcurrentRequestsPerScope,
         options.maxConcurrentRequests,
@@ -300,7 +300,7 @@ class ConduitMcpServer implements McpServer {
       this.sessionStore = store;
       this.ownsSessionStore = options.sessions.store === undefined;
       // A session ended by the store (idle expiry, eviction; a shared store: on any node) takes
-      // its stream, its subscriptions and its running tasks (README, "Tasks"), as a DELETE does.
+      // its stream, its subscriptions and its running tasks (docs/tasks.md), as a DELETE does.
       const table = subscriptions;
       store.onEnded?.((id) => {
         table.dropSession(id);

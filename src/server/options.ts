@@ -132,14 +132,14 @@ export interface McpServerOptions {
   /**
    * Asking the client on 2026-07-28 requests (`ctx.elicit`, `ctx.sample`, `ctx.roots`): the keys
    * sealing `requestState` (share them between nodes) and the bounds. Default: a random key per
-   * process, flows of at most 10 minutes. README, "Asking the client".
+   * process, flows of at most 10 minutes. docs/asking-the-client.md.
    */
   readonly inputRequired?: InputRequiredOptions;
   /**
    * Asking the client on 2025-11-25 requests (`ctx.elicit`, `ctx.sample`, `ctx.roots` send
    * requests on the call's SSE stream): timeout (default 5 min), asks waiting per scope (16) and
    * in all (10 000), the rule where capabilities are unknown (`"refuse"`), and the bus carrying
-   * answers between nodes (none). README, "Asking the client".
+   * answers between nodes (none). docs/asking-the-client.md.
    */
   readonly serverRequests?: ServerRequestOptions;
   /** Longest URI a `resources/read` may name; longer is -32602. Default 8 192. */
@@ -261,7 +261,7 @@ export interface McpServerOptions {
    */
   readonly cacheTtlMs?: number;
   /**
-   * Tools declared with `task` run as tasks (README, "Tasks"): the store (default memory),
+   * Tools declared with `task` run as tasks (docs/tasks.md): the store (default memory),
    * `maxTasksPerScope` (100: the only bound that refuses, 429 / -32000), `maxTasks` (10 000),
    * `maxResultBytes` (1 MiB), `maxTaskBytesPerScope` (8 MiB), `maxTaskBytes` (128 MiB), `defaultTtlMs`
    * (1 h), `maxTtlMs` (24 h), `pollIntervalMs` (1 000),
@@ -270,7 +270,7 @@ export interface McpServerOptions {
   readonly tasks?: TaskOptions | false;
   /**
    * Where list changes and resource updates are told, so that every node's listeners hear a
-   * change made on any node, once each (README "Listening for changes"). Default: a
+   * change made on any node, once each (docs/subscriptions.md "Listening for changes"). Default: a
    * `MemoryChangeFeed` (this process only); `RedisChangeFeed` from `conduit-mcp/redis` joins
    * nodes. A feed passed here is not closed by close().
    */
@@ -298,14 +298,14 @@ export interface McpServerOptions {
   readonly maxListenBytes?: number;
   /**
    * Called once for every handler (tool, resource or template read, prompt get, completer) that
-   * throws or returns a value that cannot be sent, with the error and who called what (README,
-   * "Errors the operator can see"); the client gets only -32603 (or the tool's `isError`
+   * throws or returns a value that cannot be sent, with the error and who called what
+   * (docs/errors.md, "Errors the operator can see"); the client gets only -32603 (or the tool's `isError`
    * result). Not called for a cancelled or killed handler. `false` silences it (the
    * `conduit-mcp:tool:error` channel still publishes). Default: one line on stderr, no stack.
    */
   readonly onError?: HandlerErrorHook | false;
   /**
-   * OpenTelemetry spans, one per request and one per handler (README, "OpenTelemetry"), when
+   * OpenTelemetry spans, one per request and one per handler (docs/tracing.md), when
    * the optional peer `@opentelemetry/api` is installed: `true` (spans from the global tracer
    * provider), `{ tracerProvider }` (from that provider) or `false` (off: the API is not even
    * loaded). Spans start once the API has loaded; `listen()` waits for it. Default true.

@@ -1,5 +1,5 @@
 /**
- * Errors the operator can see (README, "Errors the operator can see"): every handler — tool,
+ * Errors the operator can see (docs/errors.md, "Errors the operator can see"): every handler — tool,
  * resource read, template read, prompt get, completer — that throws or returns a value that
  * cannot be sent is reported once, to the `onError` option (default: one line on stderr) and on
  * the `conduit-mcp:tool:error` diagnostics channel. The client still gets only -32603 (or the

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry spans (README, "OpenTelemetry"): one SERVER span per request and one INTERNAL
+ * OpenTelemetry spans (docs/tracing.md): one SERVER span per request and one INTERNAL
  * span per handler invocation (tool, resource or template read, prompt get, completer), a
  * {@link DispatchObserver} that exists only once `@opentelemetry/api` has loaded.
  *

@@ -4,7 +4,7 @@
  * store only through the interface, and controls time only through the `clock` it hands to
  * `makeStore` (every row it records carries `cancelledAt: clock()` as well).
  *
- * The bounds and eviction order it checks are the README's ("The cancellation registry").
+ * The bounds and eviction order it checks are those of docs/cancellation.md ("The cancellation registry").
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * `--redis URL`, `REDIS_URL` and `--redis-lease-ms` (README, "CLI"),
+ * `--redis URL`, `REDIS_URL` and `--redis-lease-ms` (docs/cli.md),
  * and the serve wiring that hands a shared registry and session store to the server. The processes
  * themselves are exercised against a real Redis in test/redis-e2e/.
  */

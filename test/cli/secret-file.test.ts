@@ -1,5 +1,5 @@
 /**
- * `conduit-mcp serve --redis --secret-file PATH` (README, "Many processes and nodes: Redis"): two
+ * `conduit-mcp serve --redis --secret-file PATH` (docs/redis.md): two
  * CLI nodes on one private redis-server behind a round-robin proxy (no stickiness), serving a
  * module whose tool list pages (5 a page), so every page after the first is asked of the other
  * node. Given the same secret file, both official clients list every tool (SDK 2.x `listTools()`

@@ -1,5 +1,5 @@
 /**
- * `conduit-mcp serve --state-key-file PATH` (README, "Asking the client"; `--help`): two CLI
+ * `conduit-mcp serve --state-key-file PATH` (docs/asking-the-client.md; `--help`): two CLI
  * processes given the same file resume each other's input-required flows — the demo's `confirm`
  * asks on the first node and acts on the second — while a process with its own random key refuses
  * the state; the file's problems are usage errors naming the line, never the key.

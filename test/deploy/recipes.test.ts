@@ -30,7 +30,7 @@ after(() => rmSync(keyDir, { recursive: true, force: true }));
  * The CLI's parse of a container command (`node_modules/.bin/conduit-mcp serve …`), and the path
  * its `--secret-file` names (read from a stand-in file, since the secret is not mounted here).
  * A node on Redis listening beyond loopback must share its secrets, or `serve` refuses to start
- * (README, `--secret-file`): every recipe's command is held to that.
+ * (docs/cli.md, `--secret-file`): every recipe's command is held to that.
  */
 function serveCommand(argv: readonly string[]): ServeCommand & { keyFile?: string } {
   assert.equal(argv[0], "node_modules/.bin/conduit-mcp");
@@ -49,7 +49,7 @@ function serveCommand(argv: readonly string[]): ServeCommand & { keyFile?: strin
   return { ...command, ...(keyFile === undefined ? {} : { keyFile }) };
 }
 
-/** The library default of --stream-cancel-timeout (README, "Server options"). */
+/** The library default of --stream-cancel-timeout (docs/server-options.md). */
 const STREAM_CANCEL_TIMEOUT_MS = 5_000;
 
 describe("deploy/Dockerfile", () => {

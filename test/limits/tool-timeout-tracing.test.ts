@@ -1,7 +1,7 @@
 /**
  * A tool call past its deadline (`timeoutMs`) in the traces: both spans (request and handler)
  * carry `conduit_mcp.cancellation.source` = `timeout`, status `ERROR` and `error.type` =
- * `timeout` (docs/limits.md, "Deadlines"; README, "OpenTelemetry").
+ * `timeout` (docs/limits.md, "Deadlines"; docs/tracing.md).
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * Asking the client on 2026-07-28 requests over raw HTTP (README, "Asking the client";
+ * Asking the client on 2026-07-28 requests over raw HTTP (docs/asking-the-client.md;
  * https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr): `ctx.elicit`,
  * `ctx.sample` and `ctx.roots` end the request with an `input_required` result whose sealed
  * `requestState` lets ANY node holding the key resume it (two servers here, first round on A,

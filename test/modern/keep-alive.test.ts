@@ -1,6 +1,6 @@
 /**
  * A 2026-07-28 `tools/call` still waiting `keepAliveMs` after it began becomes a stream with
- * keep-alive comments before any progress (README, "Server options": `keepAliveMs`), so proxies do
+ * keep-alive comments before any progress (docs/server-options.md: `keepAliveMs`), so proxies do
  * not reap a silent call; one answered sooner stays a plain JSON answer. Over a real server on
  * 127.0.0.1.
  */

@@ -65,7 +65,7 @@ describe("OAuth resource server: opaque tokens by introspection", () => {
 
   test("a revoked token: accepted from the cache for at most cacheTtlMs, then refused and the refusal cached", async () => {
     // RFC 7662 §4: a resource server that caches answers accepts a revoked token until its cached
-    // answer expires; `introspection.cacheTtlMs` is that window (README, "Production auth").
+    // answer expires; `introspection.cacheTtlMs` is that window (docs/auth.md).
     await open({
       issuer: idp.issuer,
       introspection: { ...introspection(), cacheTtlMs: 1_500 },

@@ -237,7 +237,7 @@ describe("two nodes on a Redis Cluster of 3 masters + 3 replicas", { skip: skip 
     assert.ok(Number.isFinite(after), "cross-node cancellation never worked after the failover");
     // And it keeps working: three more cross-node cancels. A call may still start untracked in
     // the shared set while a client settles on the new topology (track fails open by design,
-    // README "Many processes and nodes: Redis"): such a call is cancelled on its own node, and at
+    // docs/redis.md): such a call is cancelled on its own node, and at
     // most three of them are allowed among the rounds. A cancel published while a subscriber
     // reconnects arrives through the catch-up stream, so each call sleeps long enough for it.
     let steady = 0;

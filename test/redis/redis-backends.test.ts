@@ -1,6 +1,6 @@
 /**
  * `createRedisBackends`: every shared store of a node from one call, under one node name, spread
- * into `createMcpServer` as the README shows, and closed by one `close()`. Two servers on one
+ * into `createMcpServer` as docs/redis.md shows, and closed by one `close()`. Two servers on one
  * private redis-server: a call on node A is cancelled by a `notifications/cancelled` sent to node
  * B, a task created on A is read on B; every connection a URL opened is gone after `close()`; an
  * ioredis client passed in is shared by every store and left open.

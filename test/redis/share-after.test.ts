@@ -1,5 +1,5 @@
 /**
- * The Redis store's sharing delay (`shareAfterMs`, README "Redis"): a call is written to Redis
+ * The Redis store's sharing delay (`shareAfterMs`, docs/redis.md): a call is written to Redis
  * only once it has run that long, so a call that ends sooner costs no Redis command at all, while
  * a cancel from another node still aborts it — through the shared entry and a row once it is
  * shared, and through an announcement (no row) before.

@@ -1,5 +1,5 @@
 /**
- * A 2025-era session's idle expiry cancels its running tasks on every node (README, "Tasks"): two
+ * A 2025-era session's idle expiry cancels its running tasks on every node (docs/tasks.md): two
  * servers on one private redis-server share sessions (`RedisSessionStore`), tasks
  * (`RedisTaskStore`) and cancellation rows, one prefix. Node A keeps sessions an hour, node B a
  * second, so the session always expires through node B's janitor. The session has a task running

@@ -1,5 +1,5 @@
 /**
- * Ask first, then become a task: a tool's `beforeTask` (README, "Tasks"; SEP-2663, "Composition
+ * Ask first, then become a task: a tool's `beforeTask` (docs/tasks.md; SEP-2663, "Composition
  * with Multi Round-Trip Requests": https://modelcontextprotocol.io/extensions/tasks/overview)
  * against a real server on 127.0.0.1, over raw HTTP and with the official 2.x client pinned to
  * 2026-07-28 (which drives input_required rounds itself but does not implement tasks).

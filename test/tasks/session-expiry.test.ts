@@ -1,6 +1,5 @@
 /**
- * A 2025-era session's idle expiry cancels its running tasks, as its `DELETE` does (README,
- * "Tasks"): a real server on 127.0.0.1 with the memory session store and a short `sessions.ttlMs`.
+ * A 2025-era session's idle expiry cancels its running tasks, as its `DELETE` does (docs/tasks.md): a real server on 127.0.0.1 with the memory session store and a short `sessions.ttlMs`.
  * One session goes quiet and its task's handler sees its signal abort, the task reads cancelled
  * with the session's message; another session keeps polling (a `tasks/get` is a request, so it
  * keeps its session alive) and its task runs on. The Redis case, with the session expiring on

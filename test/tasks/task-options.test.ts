@@ -1,5 +1,5 @@
 /**
- * The `tasks` option of createMcpServer: checked at construction (README, "Server options").
+ * The `tasks` option of createMcpServer: checked at construction (docs/server-options.md).
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * Tasks are scoped and bounded (README, "Tasks"; docs/architecture.md, "Decisions and why"):
+ * Tasks are scoped and bounded (docs/tasks.md; docs/architecture.md, "Decisions and why"):
  * another tenant's get, cancel, update, list and result of a task id, and a sweep of guessed ids,
  * touch nothing and learn nothing; a scope at its quota is refused while others are served; the
  * global cap and the TTL janitor keep the table bounded under a flood. Real server on 127.0.0.1,

@@ -1,5 +1,5 @@
 /**
- * `@opentelemetry/api` not installed (README, "OpenTelemetry"): a child process in which the
+ * `@opentelemetry/api` not installed (docs/tracing.md): a child process in which the
  * package cannot be resolved (module hooks, test/telemetry/fixtures/no-otel.mjs) serves calls as
  * usual, asks for the package exactly once (the dynamic import at start, never per request) and
  * gets nothing; the same script without the hooks loads it.

@@ -1,5 +1,5 @@
 /**
- * Errors the operator can see (README, "Errors the operator can see"), over a real HTTP server on
+ * Errors the operator can see (docs/errors.md, "Errors the operator can see"), over a real HTTP server on
  * 127.0.0.1: a handler that throws or returns an invalid value is reported once through
  * `onError` and once on `conduit-mcp:tool:error`, with its kind, name, request id, scope,
  * principal and era, while the client sees only -32603 (or the tool's `isError` result). A

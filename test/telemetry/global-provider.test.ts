@@ -1,5 +1,5 @@
 /**
- * Tracing from the global tracer provider (the default `tracing: true`, README "OpenTelemetry"):
+ * Tracing from the global tracer provider (the default `tracing: true`, docs/tracing.md):
  * while no SDK is registered a request makes no span at all (the API's no-op span would record
  * nothing, so none is made), and an SDK registered after the server started is used from the
  * next request on, with its request and handler spans, over a real HTTP server on 127.0.0.1.

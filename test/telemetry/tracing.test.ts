@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry (README, "OpenTelemetry"), with the SDK's in-memory exporter and real HTTP
+ * OpenTelemetry (docs/tracing.md), with the SDK's in-memory exporter and real HTTP
  * servers on 127.0.0.1: a call, a cancelled call and a killed call (an isolated tool terminated
  * at the stream cancel timeout) produce a request span and a handler span each, parented by the
  * incoming `traceparent` (`params._meta` first, then the HTTP header), with the MCP semantic

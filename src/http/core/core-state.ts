@@ -67,7 +67,7 @@ export class CoreState {
   readonly allow: ResponseHeaders;
   /** The notice units of scopes at their request bound (admission.ts). */
   // Its global bound makes room from the largest scope rather than refusing a scope under its
-  // own, as the request bound does (README, "Server options": maxConcurrentRequests).
+  // own, as the request bound does (docs/server-options.md: maxConcurrentRequests).
   readonly notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL, { evict: true });
   /** The anonymous scope of a connection, when it depends only on the connection (scope.ts). */
   readonly connectionScopes = new WeakMap<object, string>();

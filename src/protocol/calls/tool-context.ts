@@ -61,8 +61,8 @@ export interface ToolContext {
    * 2026-07-28 elicitation). `schema` is a flat JSON Schema object of primitive properties, or a
    * zod object (the answer is then parsed by it). Resolves with the user's `ElicitResult`
    * (`accept` with `content`, `decline`, `cancel`). On a 2026-07-28 request the request first
-   * answers `input_required` and the handler runs again with the answer (README, "Asking the
-   * client"). Rejects with `MissingClientCapabilityError` when the client did not declare
+   * answers `input_required` and the handler runs again with the answer (docs/asking-the-client.md).
+   * Rejects with `MissingClientCapabilityError` when the client did not declare
    * elicitation, `CannotAskClientError` where the client cannot be asked (2025-11-25 requests).
    */
   elicit<S extends ZodObject>(

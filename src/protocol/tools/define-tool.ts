@@ -80,7 +80,7 @@ export interface ToolDefinition<
    */
   readonly requiredClientCapabilities?: { readonly [capability: string]: object };
   /**
-   * Whether the tool runs as a task, detached from the request (README, "Tasks"): `"optional"`
+   * Whether the tool runs as a task, detached from the request (docs/tasks.md): `"optional"`
    * (a 2025-era client asks with `params.task`; a 2026-07-28 client that declares the
    * `io.modelcontextprotocol/tasks` extension always gets a task), `"required"` (only as a task:
    * 2025-era calls without `params.task` get -32601, 2026-07-28 calls without the extension
@@ -97,11 +97,12 @@ export interface ToolDefinition<
    */
   readonly timeoutMs?: number;
   /**
-   * Asks first, then becomes a task (README, "Tasks"; needs `task` `"optional"` or
+   * Asks first, then becomes a task (docs/tasks.md; needs `task` `"optional"` or
    * `"required"`, not `isolated`). On a 2026-07-28 request that gets a task, it runs on the
    * request itself before the task exists: its `ctx.elicit` / `sample` / `roots` answer
-   * `input_required` and it runs again with the answers (as a handler does: README, "Asking the
-   * client"); once it returns, the task is created and answered (`resultType: "task"`) and the
+   * `input_required` and it runs again with the answers (as a handler does:
+   * docs/asking-the-client.md); once it returns, the task is created and answered
+   * (`resultType: "task"`) and the
    * handler runs detached with its value as third argument (SEP-2663, "Composition with Multi
    * Round-Trip Requests": https://modelcontextprotocol.io/extensions/tasks/overview). A throw
    * answers the request as a handler's throw would, and no task is created. Wherever the call

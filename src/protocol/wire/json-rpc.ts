@@ -132,7 +132,7 @@ export function notificationJson(method: string, params: unknown): string {
 }
 
 /**
- * The answer to a cancelled 2025-era JSON exchange (README, "Two protocol eras on one endpoint").
+ * The answer to a cancelled 2025-era JSON exchange (docs/protocol-eras.md).
  *
  * @example
  * ```ts

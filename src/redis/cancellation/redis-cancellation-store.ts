@@ -78,7 +78,7 @@ export interface RedisCancellationStoreOptions {
    * (0..60 000). Default 50. A call that ends sooner costs no Redis round trip at all; until its
    * entry is written, `isInFlight` on other nodes answers false, and a `notifications/cancelled`
    * reaching another node is announced to every node (no row), so the call is still aborted. 0
-   * writes every entry at once (`track` waits for it). See the README, "Redis".
+   * writes every entry at once (`track` waits for it). See docs/redis.md.
    */
   readonly shareAfterMs?: number;
 }
