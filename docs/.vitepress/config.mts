@@ -4,7 +4,7 @@
  * files of docs/, readable on their own; this file only adds navigation, search and the rule
  * below for links that leave docs/.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DefaultTheme, defineConfig, type MarkdownRenderer } from "vitepress";
@@ -59,6 +59,7 @@ const guide: DefaultTheme.SidebarItem[] = [
 
 const concepts: DefaultTheme.SidebarItem[] = [
   { text: "Cancellation and tenancy", link: "/cancellation" },
+  { text: "What one client may hold", link: "/tenancy" },
   { text: "Two protocol eras", link: "/protocol-eras" },
   { text: "Errors and their codes", link: "/errors" },
 ];
@@ -102,7 +103,13 @@ function unlisted(groups: DefaultTheme.SidebarItem[][]): DefaultTheme.SidebarIte
     .map((file) => `/${file.slice(0, -3)}`)
     .filter((link) => !listed.has(link))
     .sort()
-    .map((link) => ({ text: link.slice(1).replaceAll("-", " "), link }));
+    .map((link) => ({ text: titleOf(link), link }));
+}
+
+/** A page's first heading, for its sidebar entry. */
+function titleOf(link: string): string {
+  const text = readFileSync(join(DOCS, `${link}.md`), "utf8");
+  return /^# (.+)$/m.exec(text)?.[1]?.replaceAll("`", "") ?? link.slice(1);
 }
 
 const more = unlisted([guide, concepts, run, reference, inside]);
