@@ -7,6 +7,8 @@
  * only this file (scripts/check-layers.ts).
  */
 export { BeforeTaskInvocation } from "./before-task.js";
+export type { TaskAnswer } from "./task-answers.js";
+export { missingTasksExtension, orStoreOutage } from "./task-answers.js";
 export type { TaskFeatureOptions } from "./task-methods.js";
 export { TaskFeature } from "./task-methods.js";
 export {
@@ -16,11 +18,8 @@ export {
   sessionOfScope,
   taskStateKey,
 } from "./task-notifications.js";
-export type { TaskAnswer, TaskOptions, TaskRequest } from "./task-service.js";
-export {
-  missingTasksExtension,
-  orStoreOutage,
-  TASK_DEFAULTS,
-  TaskService,
-} from "./task-service.js";
+export type { TaskOptions } from "./task-options.js";
+export { TASK_DEFAULTS } from "./task-options.js";
+export type { TaskRequest } from "./task-service.js";
+export { TaskService } from "./task-service.js";
 export { TASKS_EXTENSION } from "./task-wire.js";

@@ -19,15 +19,10 @@ import type { ToolInvocation, ToolTasks } from "../tools/index.js";
 import type { ListCursors } from "../wire/index.js";
 import { cancelledResponseJson } from "../wire/index.js";
 import { BeforeTaskInvocation } from "./before-task.js";
+import { missingTasksExtension, orStoreOutage, type TaskAnswer } from "./task-answers.js";
 import { notifyTaskListener, taskStateKey } from "./task-notifications.js";
-import {
-  missingTasksExtension,
-  orStoreOutage,
-  type TaskAnswer,
-  type TaskOptions,
-  type TaskRequest,
-  TaskService,
-} from "./task-service.js";
+import type { TaskOptions } from "./task-options.js";
+import { type TaskRequest, TaskService } from "./task-service.js";
 import { TASKS_EXTENSION } from "./task-wire.js";
 
 /** What {@link TaskFeature} takes. */
