@@ -6,22 +6,31 @@
  * per-creator quota and the eviction of the largest creator stay atomic): `{t}:sess:<id>` HASH
  * (the record's fields), `{t}:sessions` ZSET (id → lastSeenAt: the global bound, the size and the
  * idle-TTL sweep without a scan), `{t}:sc:<creator>` ZSET (one creating scope's sessions by
- * lastSeenAt), `{t}:creators` ZSET (creator → count and order of reaching it), `{t}:cseq`.
+ * lastSeenAt), `{t}:creators` ZSET (creator → count and order of reaching it), `{t}:cseq`,
+ * `{t}:cbytes` ZSET (creator → bytes of its records: the per-creator byte budget and the global
+ * one's largest creator), `{t}:sbytes` (bytes of every record), `{t}:epoch` (a token set by the
+ * first node to connect: a node that finds it gone or changed knows Redis lost its data).
  * Times (`lastSeenAt`, the TTL cutoff) are Redis's own `TIME`, one clock for every node.
  *
  * While Redis is away the store keeps working from a bounded local copy (see the class comment),
  * so an outage never locks clients out of their sessions.
  */
+import { randomBytes } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 
 import { StoreClosedError } from "../errors.js";
 import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
-import { DEFAULT_MAX_SESSIONS_PER_SCOPE } from "../sessions/memory-session-store.js";
-import type {
-  SessionCreateOutcome,
-  SessionRecord,
-  SessionStore,
+import {
+  DEFAULT_MAX_SESSION_BYTES,
+  DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
+  DEFAULT_MAX_SESSIONS_PER_SCOPE,
+} from "../sessions/memory-session-store.js";
+import {
+  type SessionCreateOutcome,
+  type SessionRecord,
+  type SessionStore,
+  sessionRecordBytes,
 } from "../sessions/session-store.js";
 import { bounded } from "./connection/bounded.js";
 import { type RedisClient, RedisConnection } from "./connection/connection.js";
@@ -44,6 +53,16 @@ export interface RedisSessionStoreOptions {
   readonly maxSessions?: number;
   /** Maximum sessions one creating scope holds; beyond, `create` is refused. Default 64. */
   readonly maxSessionsPerScope?: number;
+  /**
+   * Most bytes of records one creating scope holds across all nodes (sessionRecordBytes: its
+   * texts plus 512); beyond, `create` is refused. Default 256 KiB.
+   */
+  readonly maxSessionBytesPerScope?: number;
+  /**
+   * Most bytes of records across all nodes; at the bound the least recently used sessions of the
+   * creator holding the most bytes are evicted. Default 64 MiB.
+   */
+  readonly maxSessionBytes?: number;
   /**
    * Sessions this node keeps in its local copy, for Redis outages (created or seen here; least
    * recently used dropped first). Default 10 000.
@@ -86,22 +105,31 @@ end
 local function removeSession(base, id)
   local key = base .. ':sess:' .. id
   local creator = redis.call('HGET', key, 'creatorScope')
+  local bytes = tonumber(redis.call('HGET', key, 'bytes') or '0') or 0
   redis.call('DEL', key)
   redis.call('ZREM', base .. ':sessions', id)
   if creator then
     redis.call('ZREM', base .. ':sc:' .. creator, id)
     setCount(base, creator)
+    if bytes > 0 then
+      local left = tonumber(redis.call('ZINCRBY', base .. ':cbytes', -bytes, creator))
+      if left <= 0 or redis.call('ZCARD', base .. ':sc:' .. creator) == 0 then
+        redis.call('ZREM', base .. ':cbytes', creator)
+      end
+    end
   end
+  if bytes > 0 then redis.call('DECRBY', base .. ':sbytes', bytes) end
   redis.call('PUBLISH', base .. ':ended', id)
 end
 `;
 /**
  * KEYS 1 sessions, 2 sess:<id>, 3 sc:<creator>. ARGV 1 id, 2 max (-1 off), 3 principal,
  * 4 version, 5 createdAt, 6 now, 7 level, 8 restore (1 = only if absent), 9 maxPerScope (-1 off),
- * 10 creator, 11 base, 12 the client's askable capabilities (`n` unknown, `s<flag list>`).
+ * 10 creator, 11 base, 12 the client's askable capabilities (`n` unknown, `s<flag list>`),
+ * 13 the record's bytes, 14 maxBytesPerScope (-1 off), 15 maxBytes (-1 off).
  * Returns 1 created, 0 full (a bound of 0), 3 scope-full, 2 already there (restore only).
- * The per-creator quota is the only refusal; at the global bound the least recently used session
- * of the largest creator is evicted.
+ * The per-creator quotas (count, bytes) are the only refusal; at a global bound the least
+ * recently used sessions of the largest creator (by count, then by bytes) are evicted.
  */
 const CREATE = `${COMMON}
 local base = ARGV[11]
@@ -110,8 +138,11 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
   removeSession(base, ARGV[1])
 end
 local max, maxPer = tonumber(ARGV[2]), tonumber(ARGV[9])
-if max == 0 then return 0 end
+local bytes, maxBytesPer, maxBytes = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
+if max == 0 or maxBytes == 0 then return 0 end
 if maxPer >= 0 and redis.call('ZCARD', KEYS[3]) >= maxPer then return 3 end
+local held = tonumber(redis.call('ZSCORE', base .. ':cbytes', ARGV[10]) or '0') or 0
+if maxBytesPer >= 0 and held + bytes > maxBytesPer then return 3 end
 if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then
   local top = redis.call('ZREVRANGE', base .. ':creators', 0, 0)
   if #top == 1 then
@@ -119,13 +150,26 @@ if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then
     if #victim == 1 then removeSession(base, victim[1]) end
   end
 end
+if maxBytes > 0 then
+  -- Bounded: each pass removes one session (or one stale creator entry).
+  for _ = 1, 256 do
+    if (tonumber(redis.call('GET', base .. ':sbytes') or '0') or 0) + bytes <= maxBytes then break end
+    local top = redis.call('ZREVRANGE', base .. ':cbytes', 0, 0)
+    if #top == 0 then break end
+    local victim = redis.call('ZRANGE', base .. ':sc:' .. top[1], 0, 0)
+    if #victim == 1 then removeSession(base, victim[1])
+    else redis.call('ZREM', base .. ':cbytes', top[1]) end
+  end
+end
 local now = nowMs(ARGV[6])
 redis.call('HSET', KEYS[2], 'id', ARGV[1], 'principalId', ARGV[3], 'protocolVersion', ARGV[4],
   'createdAt', ARGV[5], 'lastSeenAt', now, 'logLevel', ARGV[7], 'creatorScope', ARGV[10],
-  'caps', ARGV[12])
+  'caps', ARGV[12], 'bytes', ARGV[13])
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 setCount(base, ARGV[10])
+redis.call('ZINCRBY', base .. ':cbytes', bytes, ARGV[10])
+redis.call('INCRBY', base .. ':sbytes', bytes)
 return 1
 `;
 /** KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 now, 3 base. The record's fields, refreshed, or nil. */
@@ -157,12 +201,23 @@ for _, id in ipairs(ids) do removeSession(ARGV[1], id) end
 return #ids
 `;
 
+/**
+ * KEYS 1 epoch. ARGV 1 a fresh token. Sets the token unless one is there; returns the one there.
+ * Redis restarted without persistence (or flushed) has none: the first node back sets a new one,
+ * and every node that remembered the old one sees it changed.
+ */
+const EPOCH = `
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+`;
+
 interface SessionScripts {
-  conduitMcpSessionCreateV4(...args: string[]): Promise<number>;
+  conduitMcpSessionCreateV5(...args: string[]): Promise<number>;
   conduitMcpSessionGetV3(...args: string[]): Promise<string[] | null>;
   conduitMcpSessionSetLevelV1(...args: string[]): Promise<number>;
-  conduitMcpSessionDeleteV3(...args: string[]): Promise<number>;
-  conduitMcpSessionExpireV4(...args: string[]): Promise<number>;
+  conduitMcpSessionDeleteV4(...args: string[]): Promise<number>;
+  conduitMcpSessionExpireV5(...args: string[]): Promise<number>;
+  conduitMcpSessionEpochV1(...args: string[]): Promise<string | null>;
 }
 
 type Client = RedisClient;
@@ -214,6 +269,14 @@ export class RedisSessionStore implements SessionStore {
   private readonly pendingPerScope = new Map<string, number>();
   private readonly maxArg: string;
   private readonly maxSessionsArg: number;
+  private readonly maxBytesPerScopeArg: string;
+  private readonly maxBytesArg: string;
+  /** The epoch token this node last saw (null: not yet read). */
+  private epoch: string | null = null;
+  /** The latest check of the epoch (a `get` that finds a kept record gone waits for it). */
+  private epochCheck: Promise<boolean> = Promise.resolve(false);
+  /** Receives the line told when Redis lost the records. */
+  private readonly log: (message: string) => void;
   private readonly localMax: number;
   private readonly clock: (() => number) | null;
   private readonly timeoutMs: number;
@@ -225,6 +288,7 @@ export class RedisSessionStore implements SessionStore {
   /** Deletes applied while Redis was away, replayed when it is back (bounded like the copy). */
   private readonly pendingDeletes = new Set<string>();
   private flushing = false;
+  private flushAgain = false;
   private closed = false;
   /** Listeners of {@link onEnded}. */
   private readonly endedListeners = new Set<(id: string) => void>();
@@ -257,7 +321,22 @@ export class RedisSessionStore implements SessionStore {
     this.timeoutMs = timeout;
     this.clock = readOption(OPTION.clock, "clock", options.clock, null);
     readOption(OPTION.logger, "logger", options.logger, undefined);
-    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "sessions");
+    this.log = options.logger ?? ((m) => console.warn(m));
+    this.monitor = new OutageMonitor(this.log, "sessions");
+    const bytesPerScope = readOption(
+      OPTION.nonNegativeLimit,
+      "maxSessionBytesPerScope",
+      options.maxSessionBytesPerScope,
+      DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
+    );
+    const bytes = readOption(
+      OPTION.nonNegativeLimit,
+      "maxSessionBytes",
+      options.maxSessionBytes,
+      DEFAULT_MAX_SESSION_BYTES,
+    );
+    this.maxBytesPerScopeArg = Number.isFinite(bytesPerScope) ? String(bytesPerScope) : "-1";
+    this.maxBytesArg = Number.isFinite(bytes) ? String(bytes) : "-1";
     this.connection = new RedisConnection({
       redis: options.redis,
       timeoutMs: timeout,
@@ -268,14 +347,17 @@ export class RedisSessionStore implements SessionStore {
     this.maxArg = Number.isFinite(max) ? String(max) : "-1";
     this.maxSessionsArg = max;
     this.keys = new KeyLayout(prefix, this.connection.keyPrefix, 1).all[0] as ShardKeys;
-    this.client.defineCommand("conduitMcpSessionCreateV4", { lua: CREATE, numberOfKeys: 3 });
+    this.client.defineCommand("conduitMcpSessionCreateV5", { lua: CREATE, numberOfKeys: 3 });
     this.client.defineCommand("conduitMcpSessionGetV3", { lua: GET, numberOfKeys: 2 });
     this.client.defineCommand("conduitMcpSessionSetLevelV1", { lua: SET_LEVEL, numberOfKeys: 1 });
-    this.client.defineCommand("conduitMcpSessionDeleteV3", { lua: DELETE, numberOfKeys: 1 });
-    this.client.defineCommand("conduitMcpSessionExpireV4", { lua: EXPIRE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionDeleteV4", { lua: DELETE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionExpireV5", { lua: EXPIRE, numberOfKeys: 1 });
+    this.client.defineCommand("conduitMcpSessionEpochV1", { lua: EPOCH, numberOfKeys: 1 });
     this.connection.on("ready", () => {
       this.monitor.up();
-      void this.flush();
+      // Redis may have come back empty: that is checked before the write-back.
+      this.epochCheck = this.checkEpoch();
+      void this.epochCheck.then(() => this.flush());
     });
     this.connection.connect();
   }
@@ -319,8 +401,16 @@ export class RedisSessionStore implements SessionStore {
     if (flat === UNAVAILABLE) return this.touchLocal(id);
     if (flat === null) {
       // Unknown to Redis: only a session kept during an outage and not yet written back survives.
-      const kept = this.local.get(id);
+      let kept = this.local.get(id);
       if (kept?.pending === true) return this.touchLocal(id);
+      if (kept !== undefined) {
+        // Redis may have lost every record (restarted empty): then what this node holds is
+        // written back, this session included.
+        await this.epochCheck;
+        if (!this.closed) await this.checkEpoch();
+        kept = this.local.get(id);
+        if (kept?.pending === true) return this.touchLocal(id);
+      }
       // Held here but gone from Redis: ended elsewhere, perhaps while this node was not listening.
       if (this.forget(id)) this.ended(id);
       return undefined;
@@ -366,7 +456,7 @@ export class RedisSessionStore implements SessionStore {
     // delete waits for Redis must not find the session still there and write it again.
     const kept = this.forget(id);
     const n = await this.call(
-      (c) => c.conduitMcpSessionDeleteV3(this.sessionKey(id), id, this.keys.luaBase),
+      (c) => c.conduitMcpSessionDeleteV4(this.sessionKey(id), id, this.keys.luaBase),
       UNAVAILABLE,
     );
     if (n !== UNAVAILABLE) return n === 1;
@@ -389,7 +479,7 @@ export class RedisSessionStore implements SessionStore {
     for (let page = 0; page < 10_000; page++) {
       const n = await this.call(
         (c) =>
-          c.conduitMcpSessionExpireV4(this.keys.sessions, this.keys.luaBase, ttl, String(PAGE), at),
+          c.conduitMcpSessionExpireV5(this.keys.sessions, this.keys.luaBase, ttl, String(PAGE), at),
         0,
       );
       removed += n;
@@ -496,7 +586,7 @@ export class RedisSessionStore implements SessionStore {
     const keys = this.keys;
     return this.call(
       (c) =>
-        c.conduitMcpSessionCreateV4(
+        c.conduitMcpSessionCreateV5(
           keys.sessions,
           this.sessionKey(record.id),
           `${keys.tag}:sc:${record.creatorScope}`,
@@ -512,9 +602,47 @@ export class RedisSessionStore implements SessionStore {
           record.creatorScope,
           keys.luaBase,
           encode(record.clientCapabilities ?? null),
+          String(sessionRecordBytes(record)),
+          this.maxBytesPerScopeArg,
+          this.maxBytesArg,
         ),
       UNAVAILABLE,
     );
+  }
+
+  /**
+   * Reads the epoch token (setting one when there is none); when it is gone or changed since this
+   * node last read it, Redis lost its data (restarted without persistence, or flushed): every
+   * session of the local copy is marked for the write-back, which recreates those Redis lacks
+   * (each under its creator's quotas, as an `initialize` would be), and one line says so.
+   * Resolves whether the loss was seen now.
+   */
+  private checkEpoch(): Promise<boolean> {
+    const check = (async () => {
+      const token = randomBytes(12).toString("base64url");
+      const seen = await this.call(
+        (c) => c.conduitMcpSessionEpochV1(`${this.keys.tag}:epoch`, token),
+        UNAVAILABLE,
+      );
+      if (seen === UNAVAILABLE || typeof seen !== "string") return false;
+      const before = this.epoch;
+      this.epoch = seen;
+      if (before === null || before === seen) return false;
+      let marked = 0;
+      for (const kept of this.local.values()) {
+        if (kept.pending) continue;
+        kept.pending = true;
+        this.countPending(kept.record.creatorScope, 1);
+        marked++;
+      }
+      this.log(
+        `conduit-mcp: Redis came back without the session records (restarted without persistence, or flushed): writing back the ${marked} session(s) this node holds; sessions known only to other nodes are gone (their clients get 404 and initialise again). Keep sessions across Redis restarts with Redis persistence (appendonly yes): docs/tenancy.md.`,
+      );
+      await this.flush();
+      return true;
+    })();
+    this.epochCheck = check;
+    return check;
   }
 
   /**
@@ -522,8 +650,14 @@ export class RedisSessionStore implements SessionStore {
    * only gets its log level), then replay the deletes.
    */
   private async flush(): Promise<void> {
-    if (this.flushing || this.closed) return;
+    if (this.closed) return;
+    if (this.flushing) {
+      // Sessions marked since this write-back passed them go in the next one.
+      this.flushAgain = true;
+      return;
+    }
     this.flushing = true;
+    this.flushAgain = false;
     try {
       for (const [id, kept] of [...this.local]) {
         // Read again from the live copy, not the list taken before the first await: a session
@@ -550,7 +684,7 @@ export class RedisSessionStore implements SessionStore {
       }
       for (const id of [...this.pendingDeletes]) {
         const n = await this.call(
-          (c) => c.conduitMcpSessionDeleteV3(this.sessionKey(id), id, this.keys.luaBase),
+          (c) => c.conduitMcpSessionDeleteV4(this.sessionKey(id), id, this.keys.luaBase),
           UNAVAILABLE,
         );
         if (n === UNAVAILABLE) return;
@@ -558,6 +692,7 @@ export class RedisSessionStore implements SessionStore {
       }
     } finally {
       this.flushing = false;
+      if (this.flushAgain) void this.flush();
     }
   }
 

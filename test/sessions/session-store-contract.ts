@@ -5,12 +5,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import type { SessionRecord, SessionStore } from "../../src/sessions/session-store.js";
+import {
+  type SessionRecord,
+  type SessionStore,
+  sessionRecordBytes,
+} from "../../src/sessions/session-store.js";
 
 /** What the factory is asked for; each test gets a fresh, empty store. */
 export interface ContractStoreOptions {
   readonly maxSessions?: number;
   readonly maxSessionsPerScope?: number;
+  readonly maxSessionBytesPerScope?: number;
+  readonly maxSessionBytes?: number;
   /** The store's clock (what `get` stamps as `lastSeenAt`). */
   readonly clock?: () => number;
 }
@@ -159,6 +165,54 @@ export function runSessionStoreContract(name: string, factory: ContractStoreFact
         }
         assert.equal(await store.size(), 3);
         assert.notEqual(await store.get("r9"), undefined, "the flooder's newest is the survivor");
+      });
+    });
+
+    it("a creator's record bytes are bounded (long principals), not only its count", async () => {
+      const principal = "p".repeat(8_000);
+      const long = (id: string) => ({
+        ...sessionRecord(id, `principal:${principal}`),
+        principalId: principal,
+      });
+      assert.ok(sessionRecordBytes(long("a")) > 16_000);
+      await withStore({ maxSessionBytesPerScope: 40_000 }, async (store) => {
+        assert.equal(await store.create(long("a")), "created");
+        assert.equal(await store.create(long("b")), "created");
+        assert.equal(await store.create(long("c")), "scope-full");
+        assert.equal(await store.create(sessionRecord("d", "ip:203.0.113.9")), "created");
+        // A deleted record gives its bytes back.
+        assert.equal(await store.delete("a"), true);
+        assert.equal(await store.create(long("c")), "created");
+        assert.equal(await store.size(), 3);
+      });
+    });
+
+    it("at the global byte bound the creator holding the most bytes pays, never a small one", async () => {
+      const one = sessionRecordBytes(sessionRecord("x".repeat(8), "ip:198.51.100.1"));
+      await withStore({ maxSessionBytes: one * 10 }, async (store) => {
+        const ended: string[] = [];
+        store.onEnded?.((id) => ended.push(id));
+        let at = 1;
+        assert.equal(
+          await store.create(sessionRecord("small-00", "ip:198.51.100.7", at++)),
+          "created",
+        );
+        for (let i = 0; i < 9; i++) {
+          assert.equal(
+            await store.create(sessionRecord(`big-000${i}`, "ip:198.51.100.1", at++)),
+            "created",
+          );
+        }
+        for (let i = 0; i < 5; i++) {
+          assert.equal(
+            await store.create(sessionRecord(`new-000${i}`, "ip:198.51.100.2", at++)),
+            "created",
+          );
+        }
+        assert.equal(await store.size(), 10);
+        assert.notEqual(await store.get("small-00"), undefined);
+        for (let i = 0; i < 5; i++) assert.equal(await store.get(`big-000${i}`), undefined);
+        assert.notEqual(await store.get("big-0005"), undefined);
       });
     });
 
