@@ -47,6 +47,7 @@ export const LAYERS: readonly Layer[] = [
   { path: "tasks", rank: 2 },
   { path: "replies", rank: 2 },
   { path: "changes", rank: 2 },
+  { path: "rate-limits", rank: 2 },
   // OAuth access tokens (they become a Principal); tool isolation in worker threads; the Redis
   // stores. Each builds on the blocks above and none needs another. The Redis layer's folders
   // belong to it: connection/ (one connection, bounded calls, outages, node ids), cancellation/

@@ -206,6 +206,17 @@ export {
   type VariableCompleter,
   type VisibilityContext,
 } from "./protocol/index.js";
+// Rate limits: the `rateLimits` option, its store contract and the single-process store (the
+// Redis one is in `conduit-mcp/redis`).
+export {
+  type AppliedRate,
+  MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
+  type Rate,
+  type RateLimitOptions,
+  type RateLimitStore,
+  type RateRule,
+} from "./rate-limits/index.js";
 // What `GET /ready` reads from a shared store.
 export type { Reachability } from "./reachability.js";
 // The server itself, its options, and stdio serving.

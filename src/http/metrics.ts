@@ -117,6 +117,8 @@ export class ServerMetrics implements DispatchObserver {
   };
   /** Refusals (429/503), by scope kind × bound: `kind * 2 + (global ? 1 : 0)`. */
   private readonly refusals = new Float64Array(SCOPE_KINDS.length * LIMITS.length);
+  /** Refusals by the rate limits, by scope kind. */
+  private readonly rateRefusals = new Float64Array(SCOPE_KINDS.length);
   private readonly requestSeconds = new Histogram(
     "conduit_mcp_request_duration_seconds",
     "Time from a request's arrival to its answer's end (an SSE answer: its last event), by JSON-RPC method.",
@@ -180,6 +182,12 @@ export class ServerMetrics implements DispatchObserver {
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     this.requestSeconds.observe(method, (performance.now() - startedAt) / 1000);
   };
+
+  /** Counts a request refused by the rate limits (`rateLimits`) under its bucket's kind. */
+  rateLimited(bucket: string): void {
+    const kind = scopeKind(bucket);
+    this.rateRefusals[kind] = (this.rateRefusals[kind] as number) + 1;
+  }
 
   /** Counts a 429/503 refusal under the kind of the scope at its bound (never the scope). */
   refused(scope: string, outcome: LimitOutcome): void {
@@ -276,6 +284,15 @@ export class ServerMetrics implements DispatchObserver {
           `conduit_mcp_refused_total{kind="${SCOPE_KINDS[kind]}",limit="${LIMITS[limit]}"} ${this.refusals[kind * 2 + limit]}`,
         );
       }
+    }
+    lines.push(
+      "# HELP conduit_mcp_rate_limited_total Requests refused by the rate limits (429), by scope kind of the bucket.",
+      "# TYPE conduit_mcp_rate_limited_total counter",
+    );
+    for (let kind = 0; kind < SCOPE_KINDS.length; kind++) {
+      lines.push(
+        `conduit_mcp_rate_limited_total{kind="${SCOPE_KINDS[kind]}"} ${this.rateRefusals[kind]}`,
+      );
     }
     this.requestSeconds.render(lines);
     this.handlerSeconds.render(lines);

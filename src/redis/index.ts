@@ -32,6 +32,7 @@ export type {
   ConduitErrorCode,
   RequestCancelledError,
 } from "../errors.js";
+export type { AppliedRate, RateLimitStore } from "../rate-limits/index.js";
 export type { Reachability } from "../reachability.js";
 export type { ClientReply, ServerReplyBus } from "../replies/index.js";
 export type { SessionCreateOutcome, SessionRecord, SessionStore } from "../sessions/index.js";
@@ -65,6 +66,10 @@ export {
   type RedisServerOptions,
 } from "./redis-backends.js";
 export { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
+export {
+  RedisRateLimitStore,
+  type RedisRateLimitStoreOptions,
+} from "./redis-rate-limit-store.js";
 export { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
 export { RedisTaskStore, type RedisTaskStoreOptions } from "./tasks/redis-task-store.js";

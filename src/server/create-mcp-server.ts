@@ -55,6 +55,7 @@ import {
   notifyTaskListeners,
   sessionOfScope,
 } from "../protocol/tasks/index.js";
+import type { RateLimitPlan } from "../rate-limits/index.js";
 import type { Reachability } from "../reachability.js";
 import { nodeBuiltin } from "../runtime.js";
 import {
@@ -207,6 +208,7 @@ class ConduitMcpServer implements McpServer {
   private readonly listeners: ChangeListeners;
   private readonly changeFeed: ChangeFeed;
   private readonly ownsChangeFeed: boolean;
+  private readonly rateLimits: RateLimitPlan | null;
   /** Stops hearing the feed and the collections (close). */
   private readonly unhook: (() => void)[] = [];
   private readonly closeGraceMs: number;
@@ -347,6 +349,7 @@ class ConduitMcpServer implements McpServer {
       maxBytes: options.maxListenBytes,
     });
     this.ownsChangeFeed = options.changeFeed === undefined;
+    this.rateLimits = options.rateLimits;
     this.changeFeed = options.changeFeed ?? new MemoryChangeFeed();
 
     // Checked now so that a bad pool option fails at start-up, not at the first isolated call.
@@ -444,6 +447,7 @@ class ConduitMcpServer implements McpServer {
       metricsAuth: options.metricsAuth,
       streams: this.streams,
       closing: () => this.closing,
+      rateLimits: options.rateLimits,
     });
     this.resourceServer = authenticate?.resourceServer ?? null;
     // Two doors over one core: every step, bound and timeout is shared.
@@ -657,6 +661,7 @@ class ConduitMcpServer implements McpServer {
     this.metrics?.unsubscribe();
     if (this.ownsSessionStore) await this.sessionStore?.close();
     if (this.ownsChangeFeed) await this.changeFeed.close();
+    if (this.rateLimits?.ownsStore === true) await this.rateLimits.store.close();
     if (this.ownsRegistry) await this.registry.close();
   }
 }

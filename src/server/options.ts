@@ -28,6 +28,7 @@ import {
   type Tool,
 } from "../protocol/index.js";
 import type { TaskOptions } from "../protocol/tasks/index.js";
+import { type RateLimitOptions, RateLimitPlan } from "../rate-limits/index.js";
 import {
   DEFAULT_MAX_SESSION_BYTES,
   DEFAULT_MAX_SESSION_BYTES_PER_SCOPE,
@@ -216,6 +217,14 @@ export interface McpServerOptions {
    * (docs/limits.md, "Deadlines"). Default: none (a tool runs until it ends or is cancelled).
    */
   readonly toolTimeoutMs?: number;
+  /**
+   * Per-tenant rate limits: token buckets per principal (else per client IP bucket, an IPv6 /64
+   * being one; never per session), for every request (`perScope`), per method (`methods`) and per
+   * tool (`tools`), each one rate or one per scope kind (`{ principal, ip }`); `store` shares them
+   * across nodes (`RedisRateLimitStore`). A refused request gets 429, `Retry-After` and -32000
+   * (docs/limits.md, "Rate limits"). Default: off (only the concurrency bounds apply).
+   */
+  readonly rateLimits?: RateLimitOptions | false;
   /** Interval of `: keepalive` comments on open SSE streams; 0 disables. Default 15 000 ms. */
   readonly keepAliveMs?: number;
   /** How long close() lets running requests finish before aborting them. Default 5 000 ms. */
@@ -347,6 +356,8 @@ export interface ResolvedOptions {
   readonly cancelOnDisconnect: boolean;
   readonly streamCancelTimeoutMs: number;
   readonly toolTimeoutMs: number | null;
+  /** null: no rate limits. */
+  readonly rateLimits: RateLimitPlan | null;
   readonly keepAliveMs: number;
   readonly closeGraceMs: number;
   readonly maxStreamBufferBytes: number;
@@ -622,6 +633,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
       DEFAULTS.streamCancelTimeoutMs,
     ),
     toolTimeoutMs: readOption(OPTION.timerMs, "toolTimeoutMs", options.toolTimeoutMs, null),
+    rateLimits: RateLimitPlan.from(options.rateLimits),
     keepAliveMs: timerOrZero(options.keepAliveMs, "keepAliveMs", DEFAULTS.keepAliveMs),
     closeGraceMs: timerOrZero(options.closeGraceMs, "closeGraceMs", DEFAULTS.closeGraceMs),
     maxStreamBufferBytes: positiveInteger(

@@ -7,6 +7,7 @@ import type { CancellationRegistry } from "../../cancellation/index.js";
 import type { TrustProxy } from "../../identity/index.js";
 import { ScopeLimiter } from "../../protocol/asking/index.js";
 import type { Dispatcher } from "../../protocol/index.js";
+import type { RateLimitPlan } from "../../rate-limits/index.js";
 import type { SessionStore } from "../../sessions/index.js";
 import type { Authenticator } from "../authenticate.js";
 import type { ExchangeLimits } from "../exchange.js";
@@ -44,6 +45,8 @@ export interface EndpointConfig {
   readonly closing: () => boolean;
   /** Answers `GET /ready` (readiness.ts); without it the path is not served. */
   readonly readiness?: Readiness;
+  /** The tenants' rate limits (`rateLimits`, rate-limit.ts); absent or null: none. */
+  readonly rateLimits?: RateLimitPlan | null;
 }
 
 /**

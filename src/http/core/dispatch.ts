@@ -9,6 +9,7 @@ import { accepted } from "./answers.js";
 import { findSession } from "./find-session.js";
 import { legacy } from "./legacy.js";
 import { modern } from "./modern.js";
+import { withinRate } from "./rate-limit.js";
 import { ANSWERED, type Answered, type Classified } from "./read-message.js";
 import type { RequestContext } from "./request-context.js";
 
@@ -33,10 +34,10 @@ export function dispatchMessage(
       handled = clientAnswer(ctx, classified);
     } else {
       ctx.method = classified.message.method;
-      // The era, decided once, body first: a `_meta` protocolVersion claim makes the request
-      // modern, whatever else it carries (an `Mcp-Session-Id` is ignored).
-      if (modernClaim(classified.message.params) !== undefined) handled = modern(ctx, classified);
-      else handled = legacy(ctx, classified);
+      const allowed = classified.kind === "request" ? withinRate(ctx, classified.message) : true;
+      if (allowed === true) handled = route(ctx, classified);
+      else if (allowed !== false)
+        handled = allowed.then((ok) => (ok ? route(ctx, classified) : undefined));
     }
   } finally {
     if (handled === undefined) giveBack(ctx);
@@ -49,6 +50,18 @@ export function dispatchMessage(
       throw error;
     },
   );
+}
+
+/**
+ * A request or notification to its era: decided once, body first: a `_meta` protocolVersion
+ * claim makes the request modern, whatever else it carries (an `Mcp-Session-Id` is ignored).
+ */
+function route(
+  ctx: RequestContext,
+  classified: Exclude<Classified, { kind: "response" }>,
+): Promise<void> | undefined {
+  if (modernClaim(classified.message.params) !== undefined) return modern(ctx, classified);
+  return legacy(ctx, classified);
 }
 
 /**

@@ -15,7 +15,7 @@ export interface StoreOutageMessage {
 }
 
 /** The store an {@link OutageMonitor} speaks for. */
-export type OutagePart = "cancellation" | "sessions" | "tasks" | "replies" | "changes";
+export type OutagePart = "cancellation" | "sessions" | "tasks" | "replies" | "changes" | "rates";
 
 /** What each store does while Redis is away, for its one outage line. */
 const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
@@ -29,6 +29,8 @@ const CONSEQUENCE: Readonly<Record<OutagePart, string>> = {
     "Redis task store unreachable (%s); failing closed: tasks cannot be created, read or cancelled until it is back (clients get an error and retry), status and results of tasks running here are written when it is back",
   changes:
     "Redis change feed unreachable (%s); list changes and resource updates reach this node's listeners only until Redis is back",
+  rates:
+    "Redis rate-limit store unreachable (%s); failing open: each node applies the rate limits alone, from its own memory, until Redis is back",
 };
 
 /**

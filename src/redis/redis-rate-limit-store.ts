@@ -1,0 +1,165 @@
+/**
+ * Rate limits shared by every node on one Redis (docs/limits.md, "Across nodes"): each rule of a
+ * bucket is one Redis hash (`t` tokens, `a` when they were counted), read and written by one Lua
+ * script, so the check and the take of every rate of a request are atomic across nodes. The clock
+ * is Redis' own (`TIME`), so nodes whose clocks disagree still share one budget. A key expires
+ * once its bucket would be full again (`PEXPIRE`): an idle tenant costs Redis nothing.
+ *
+ * Keys: `<prefix>:rl:{<digest>}:<rule>`, where `<digest>` is 132 bits of SHA-256 over the bucket
+ * (a principal id may hold any character and be long; the hash tag keeps every rule of a bucket in
+ * one Redis Cluster slot) and `<rule>` is `*`, `m:<method>` or `t:<tool>`, names from the options.
+ *
+ * Fail-open, like the cancellation store: while Redis cannot answer within `commandTimeoutMs`,
+ * this node decides alone with its own memory buckets (each node then allows up to the full rate
+ * by itself), and the outage is reported once.
+ */
+import { createHash } from "node:crypto";
+
+import type { Cluster, Redis } from "ioredis";
+
+import { OPTION, readOption } from "../option-schema.js";
+import {
+  type AppliedRate,
+  fullAfterMs,
+  MemoryRateLimitStore,
+  type RateLimitStore,
+} from "../rate-limits/index.js";
+import type { Reachability } from "../reachability.js";
+import { bounded } from "./connection/bounded.js";
+import { type RedisClient, RedisConnection } from "./connection/connection.js";
+import { OutageMonitor } from "./connection/outage-monitor.js";
+import { readPrefix } from "./key-layout.js";
+
+/** Options of {@link RedisRateLimitStore}. */
+export interface RedisRateLimitStoreOptions {
+  /**
+   * A Redis URL (owned, fail-fast connection) or an ioredis `Redis` / `Cluster` you own (one
+   * created with `lazyConnect` is connected by the store).
+   */
+  readonly redis: Redis | Cluster | string;
+  /** Key prefix; no braces. Default `"conduit-mcp"`. */
+  readonly prefix?: string;
+  /** Upper bound on one check; beyond it this node decides alone. Default 250 ms. */
+  readonly commandTimeoutMs?: number;
+  /** Most buckets the local fallback keeps during an outage. Default 100 000. */
+  readonly maxBuckets?: number;
+  /** Receives one line per outage. Default `console.warn`. */
+  readonly logger?: (message: string) => void;
+}
+
+const COMMAND = "conduitMcpRateTakeV1";
+
+/**
+ * KEYS: one hash per rate. ARGV: per rate, capacity, refill per second and TTL (ms). Answers 0
+ * after taking one token from every rate, else the ms until each rate that refused holds one
+ * again (taking nothing). The same steps as src/rate-limits/token-bucket.ts.
+ */
+const TAKE = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local tokens = {}
+local wait = 0
+for i = 1, #KEYS do
+  local capacity = tonumber(ARGV[i * 3 - 2])
+  local refill = tonumber(ARGV[i * 3 - 1])
+  local state = redis.call('HMGET', KEYS[i], 't', 'a')
+  local held = capacity
+  if state[1] and state[2] then
+    local elapsed = now - tonumber(state[2])
+    if elapsed < 0 then elapsed = 0 end
+    held = math.min(capacity, tonumber(state[1]) + elapsed * refill / 1000)
+  end
+  tokens[i] = held
+  if held < 1 then
+    local ms = math.ceil((1 - held) * 1000 / refill)
+    if ms < 1 then ms = 1 end
+    if ms > wait then wait = ms end
+  end
+end
+if wait > 0 then return wait end
+for i = 1, #KEYS do
+  redis.call('HSET', KEYS[i], 't', tostring(tokens[i] - 1), 'a', tostring(now))
+  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[i * 3]))
+end
+return 0
+`;
+
+type Client = RedisClient & {
+  [COMMAND](...args: (string | number)[]): Promise<number>;
+};
+
+/**
+ * Token buckets in Redis, one budget for every node.
+ *
+ * @example
+ * ```ts
+ * import { RedisRateLimitStore } from "conduit-mcp/redis";
+ * const store = new RedisRateLimitStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
+ * const server = createMcpServer({ rateLimits: { perScope: { capacity: 60, refillPerSecond: 1 }, store } });
+ * ```
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
+  readonly reachability: Reachability;
+  private readonly connection: RedisConnection;
+  private readonly client: Client;
+  private readonly prefix: string;
+  private readonly timeoutMs: number;
+  private readonly monitor: OutageMonitor;
+  private readonly local: MemoryRateLimitStore;
+  private closed = false;
+
+  constructor(options: RedisRateLimitStoreOptions) {
+    this.prefix = readPrefix(options.prefix);
+    this.timeoutMs = readOption(OPTION.timerMs, "commandTimeoutMs", options.commandTimeoutMs, 250);
+    readOption(OPTION.logger, "logger", options.logger, undefined);
+    this.local = new MemoryRateLimitStore(
+      options.maxBuckets === undefined ? {} : { maxBuckets: options.maxBuckets },
+    );
+    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "rates");
+    this.connection = new RedisConnection({
+      redis: options.redis,
+      timeoutMs: this.timeoutMs,
+      monitor: this.monitor,
+    });
+    this.client = this.connection.client as Client;
+    this.reachability = this.connection.reachability;
+    this.client.defineCommand(COMMAND, { lua: TAKE });
+    this.connection.on("ready", () => this.monitor.up());
+    this.connection.connect();
+  }
+
+  take(bucket: string, rates: readonly AppliedRate[]): number | Promise<number> {
+    if (this.closed || this.client.status !== "ready") return this.local.take(bucket, rates);
+    const tag = createHash("sha256").update(bucket).digest("base64url").slice(0, 22);
+    const args: (string | number)[] = [rates.length];
+    for (const rate of rates) args.push(`${this.prefix}:rl:{${tag}}:${rate.key}`);
+    for (const rate of rates) {
+      // Expires a little after the bucket would be full again: nothing is lost by forgetting it.
+      args.push(rate.capacity, rate.refillPerSecond, fullAfterMs(rate) + 1_000);
+    }
+    return bounded(this.client[COMMAND](...args), this.timeoutMs).then(
+      (wait) => Number(wait),
+      (error: unknown) => {
+        this.monitor.down(error);
+        return this.local.take(bucket, rates);
+      },
+    );
+  }
+
+  /** Resolves true once the connection is ready; false after `timeoutMs`. */
+  async ready(timeoutMs = 5_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.client.status !== "ready" && !this.closed && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return this.client.status === "ready" && !this.closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.local.close();
+    await this.connection.close();
+  }
+}
