@@ -197,6 +197,7 @@ export {
   type SamplingMessage,
   type ServerReplyBus,
   type ServerRequestOptions,
+  type StandardSchemaWithJson,
   type TaskOptions,
   type TaskSupport,
   type TextResourceContents,
@@ -205,6 +206,7 @@ export {
   type ToolReturn,
   type VariableCompleter,
   type VisibilityContext,
+  withJsonSchema,
 } from "./protocol/index.js";
 // Rate limits: the `rateLimits` option, its store contract and the single-process store (the
 // Redis one is in `conduit-mcp/redis`).

@@ -176,7 +176,7 @@ export {
   type ToolResult,
   type ToolReturn,
 } from "./tools/index.js";
-export type { ResponseSink, SinkListener } from "./wire/index.js";
+export type { ResponseSink, SinkListener, StandardSchemaWithJson } from "./wire/index.js";
 export {
   ALL_PROTOCOL_VERSIONS,
   type ClassifiedMessage,
@@ -213,4 +213,5 @@ export {
   presentedParamHeaders,
   SUPPORTED_PROTOCOL_VERSIONS,
   successResponseJson,
+  withJsonSchema,
 } from "./wire/index.js";

@@ -18,6 +18,7 @@ import { MAX_DEMO_MS } from "../../src/cli/demo-tools.js";
 import { InvalidParamsError } from "../../src/errors.js";
 import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
 import { noAsking } from "../helpers/no-asking.js";
+import { sync } from "../helpers/sync-check.js";
 
 function context(signal = new AbortController().signal): ToolContext {
   return {
@@ -115,7 +116,7 @@ describe("demo prompt review", () => {
   });
 
   it("builds one user message holding the code", async () => {
-    const check = reviewPrompt.checkArguments({ code: "x = 1", language: "python" });
+    const check = sync(reviewPrompt.checkArguments({ code: "x = 1", language: "python" }));
     assert.ok(check.ok);
     const result = reviewPrompt.toResult(await reviewPrompt.get(check.args, context()));
     assert.ok(result.ok);
@@ -123,8 +124,12 @@ describe("demo prompt review", () => {
     assert.equal(messages.length, 1);
     assert.equal(messages[0]?.role, "user");
     assert.match(messages[0]?.content.text ?? "", /this python code[\s\S]*x = 1$/);
-    assert.equal(reviewPrompt.checkArguments({ language: "go" }).ok, false, "code is required");
-    assert.equal(reviewPrompt.checkArguments({ code: "" }).ok, false, "code is not empty");
+    assert.equal(
+      sync(reviewPrompt.checkArguments({ language: "go" })).ok,
+      false,
+      "code is required",
+    );
+    assert.equal(sync(reviewPrompt.checkArguments({ code: "" })).ok, false, "code is not empty");
   });
 
   it("completes language by prefix, case-insensitively", async () => {

@@ -17,6 +17,7 @@ import {
 import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
 import type { Tool } from "../../src/protocol/tools/define-tool.js";
 import { noAsking } from "../helpers/no-asking.js";
+import { sync } from "../helpers/sync-check.js";
 
 interface FakeContext {
   readonly ctx: ToolContext;
@@ -45,13 +46,13 @@ function fakeContext(): FakeContext {
 
 /** Validates like the server does, then runs the handler. */
 async function call(tool: Tool, args: unknown, ctx: ToolContext): Promise<unknown> {
-  const checked = tool.checkArguments(args);
+  const checked = sync(tool.checkArguments(args));
   assert.ok(checked.ok, `arguments refused: ${JSON.stringify(checked)}`);
   return (tool.handler as (a: unknown, c: ToolContext) => Promise<unknown>)(checked.args, ctx);
 }
 
 function refused(tool: Tool, args: unknown): boolean {
-  return !tool.checkArguments(args).ok;
+  return !sync(tool.checkArguments(args)).ok;
 }
 
 describe("demo tools", () => {
@@ -120,7 +121,7 @@ describe("demo tools", () => {
   });
 
   it("count defaults intervalMs and bounds the whole run", () => {
-    const checked = countTool.checkArguments({ to: 2 });
+    const checked = sync(countTool.checkArguments({ to: 2 }));
     assert.ok(checked.ok);
     assert.deepEqual(checked.args, { to: 2, intervalMs: 100 });
     assert.ok(refused(countTool, { to: 0 }));
@@ -177,7 +178,7 @@ describe("demo tools", () => {
     ]);
     const { ctx } = fakeContext();
     const value = await call(statsTool, { numbers: [4, 1, 3, 2] }, ctx);
-    const result = statsTool.toResult(value);
+    const result = sync(statsTool.toResult(value));
     assert.ok(result.ok);
     assert.deepEqual(result.result.structuredContent, {
       count: 4,
@@ -195,7 +196,7 @@ describe("demo tools", () => {
   it("stats: a sum that overflows fails its output schema and becomes an isError result", async () => {
     const { ctx } = fakeContext();
     const value = await call(statsTool, { numbers: [Number.MAX_VALUE, Number.MAX_VALUE] }, ctx);
-    const result = statsTool.toResult(value);
+    const result = sync(statsTool.toResult(value));
     assert.ok(result.ok);
     assert.equal(result.isError, true, "Infinity is not a valid number in the output");
     assert.equal(result.result.structuredContent, undefined, "the invalid data is never sent");

@@ -69,7 +69,15 @@ describe("GET /ready", { skip: skip ?? false }, () => {
   });
 
   it("a --redis node: 503 within a second of Redis going away, 200 when it is back, one line each way", async () => {
-    node = await startCli(["serve", "--port", "0", "--sessions", "--metrics", "--redis", redis.url]);
+    node = await startCli([
+      "serve",
+      "--port",
+      "0",
+      "--sessions",
+      "--metrics",
+      "--redis",
+      redis.url,
+    ]);
     const base = node.url;
     assert.deepEqual(await probe(base, "/ready"), { status: 200, body: { status: "ready" } });
     assert.equal(await series(base, "conduit_mcp_store_reachable"), 1);

@@ -6,6 +6,7 @@ import { InvalidOptionError } from "../../src/errors.js";
 import type { ToolContext } from "../../src/protocol/calls/tool-context.js";
 import { definePrompt } from "../../src/protocol/prompts/define-prompt.js";
 import { noAsking } from "../helpers/no-asking.js";
+import { sync } from "../helpers/sync-check.js";
 
 const ctx: ToolContext = {
   signal: new AbortController().signal,
@@ -55,33 +56,33 @@ describe("definePrompt", () => {
   });
 
   test("validates arguments with issue details and applies defaults", () => {
-    assert.deepEqual(review.checkArguments({ code: "x" }), {
+    assert.deepEqual(sync(review.checkArguments({ code: "x" })), {
       ok: true,
       args: { code: "x", tone: "kind" },
     });
-    const missing = review.checkArguments({});
+    const missing = sync(review.checkArguments({}));
     assert.equal(missing.ok, false);
     if (!missing.ok)
       assert.deepEqual(
         missing.issues.map((i) => i.path),
         ["code"],
       );
-    const wrongType = review.checkArguments({ code: 42, tone: "rude" });
+    const wrongType = sync(review.checkArguments({ code: 42, tone: "rude" }));
     assert.equal(wrongType.ok, false);
     if (!wrongType.ok)
       assert.deepEqual(wrongType.issues.map((i) => i.path).sort(), ["code", "tone"]);
-    assert.equal(review.checkArguments(null).ok, false, "null is not an arguments object");
-    assert.equal(review.checkArguments(["x"]).ok, false);
+    assert.equal(sync(review.checkArguments(null)).ok, false, "null is not an arguments object");
+    assert.equal(sync(review.checkArguments(["x"])).ok, false);
     const bare = definePrompt({ name: "bare", get: () => "hi" });
-    assert.deepEqual(bare.checkArguments(undefined), { ok: true, args: {} });
-    assert.equal(bare.checkArguments("x").ok, false);
+    assert.deepEqual(sync(bare.checkArguments(undefined)), { ok: true, args: {} });
+    assert.equal(sync(bare.checkArguments("x")).ok, false);
   });
 
   test("issues are bounded and reflected (no control characters echoed)", () => {
     const shape: Record<string, z.ZodString> = {};
     for (let i = 0; i < 40; i++) shape[`f${i}`] = z.string();
     const wide = definePrompt({ name: "wide", arguments: z.object(shape), get: () => "" });
-    const check = wide.checkArguments({});
+    const check = sync(wide.checkArguments({}));
     assert.equal(check.ok, false);
     if (!check.ok) assert.equal(check.issues.length, 20);
     const strict = definePrompt({
@@ -89,13 +90,13 @@ describe("definePrompt", () => {
       arguments: z.strictObject({ a: z.string() }),
       get: () => "",
     });
-    const forged = strict.checkArguments({ a: "x", "evil\r\nkey": "y" });
+    const forged = sync(strict.checkArguments({ a: "x", "evil\r\nkey": "y" }));
     assert.equal(forged.ok, false);
     if (!forged.ok) assert.doesNotMatch(JSON.stringify(forged.issues), /\\r|\\n/);
   });
 
   test("a string result is one user text message; the prompt's description is added", async () => {
-    const check = review.checkArguments({ code: "f()", language: "go" });
+    const check = sync(review.checkArguments({ code: "f()", language: "go" }));
     assert.ok(check.ok);
     const value = await review.get(check.args, ctx);
     assert.deepEqual(review.toResult(value), {
@@ -220,7 +221,7 @@ describe("definePrompt", () => {
       [{ name: "a\nb", get: () => "" }, /prompt\.name/],
       [{ name: "x".repeat(129), get: () => "" }, /prompt\.name/],
       [{ name: "p" }, /prompt p: get/],
-      [{ name: "p", arguments: { code: "string" }, get: () => "" }, /zod \(v4\) object/],
+      [{ name: "p", arguments: { code: "string" }, get: () => "" }, /Standard Schema/],
       [{ name: "p", arguments: z.object({ n: z.number() }), get: () => "" }, /arguments\.n/],
       [
         { name: "p", arguments: z.object({ a: z.string().nullable() }), get: () => "" },

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { InvalidOptionError } from "../../src/errors.js";
 import { isolatedHandler } from "../../src/isolation/index.js";
 import { defineTool } from "../../src/protocol/index.js";
+import { sync } from "../helpers/sync-check.js";
 
 describe("defineTool", () => {
   test("a zod object is published as JSON Schema 2020-12 once, and validates arguments", () => {
@@ -19,8 +20,8 @@ describe("defineTool", () => {
     assert.equal(schema.type, "object");
     assert.deepEqual(schema.required, ["a"]);
     assert.equal(tool.descriptor.inputSchema, tool.descriptor.inputSchema, "computed once");
-    assert.deepEqual(tool.checkArguments({ a: 2 }), { ok: true, args: { a: 2, b: 1 } });
-    const bad = tool.checkArguments({ a: "x" });
+    assert.deepEqual(sync(tool.checkArguments({ a: 2 })), { ok: true, args: { a: 2, b: 1 } });
+    const bad = sync(tool.checkArguments({ a: "x" }));
     assert.equal(bad.ok, false);
     if (!bad.ok)
       assert.deepEqual(
@@ -28,7 +29,7 @@ describe("defineTool", () => {
         ["a"],
       );
     assert.equal(
-      tool.checkArguments(undefined).ok,
+      sync(tool.checkArguments(undefined)).ok,
       false,
       "absent arguments are {} and a is required",
     );
@@ -38,7 +39,7 @@ describe("defineTool", () => {
     const shape: Record<string, z.ZodString> = {};
     for (let i = 0; i < 50; i++) shape[`f${i}`] = z.string();
     const tool = defineTool({ name: "wide", input: z.object(shape), handler: () => "" });
-    const check = tool.checkArguments({});
+    const check = sync(tool.checkArguments({}));
     assert.equal(check.ok, false);
     if (!check.ok) assert.equal(check.issues.length, 20);
   });
@@ -54,8 +55,11 @@ describe("defineTool", () => {
     };
     const tool = defineTool({ name: "raw", input: inputSchema, handler: () => "" });
     assert.deepEqual(tool.descriptor.inputSchema, inputSchema);
-    assert.deepEqual(tool.checkArguments({ anything: 1 }), { ok: true, args: { anything: 1 } });
-    assert.equal(tool.checkArguments([1]).ok, false);
+    assert.deepEqual(sync(tool.checkArguments({ anything: 1 })), {
+      ok: true,
+      args: { anything: 1 },
+    });
+    assert.equal(sync(tool.checkArguments([1])).ok, false);
   });
 
   test("without input: an empty object schema; description always present", () => {
@@ -65,8 +69,8 @@ describe("defineTool", () => {
       description: "",
       inputSchema: { type: "object" },
     });
-    assert.deepEqual(tool.checkArguments(undefined), { ok: true, args: {} });
-    assert.equal(tool.checkArguments("x").ok, false);
+    assert.deepEqual(sync(tool.checkArguments(undefined)), { ok: true, args: {} });
+    assert.equal(sync(tool.checkArguments("x")).ok, false);
     assert.equal(tool.isolated, false);
   });
 

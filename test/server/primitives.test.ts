@@ -708,7 +708,7 @@ describe("lists change while serving; visibility, scopes and cursors", () => {
 });
 
 describe("definitions refuse what they cannot serve", () => {
-  test("zod 3 look-alikes and non-object schemas are refused at definition", () => {
+  test("schemas that are not Standard Schemas and non-object schemas are refused at definition", () => {
     const zod3Like = { _def: { typeName: "ZodObject" }, parse: () => ({}), safeParse: () => ({}) };
     assert.throws(
       () => defineTool({ name: "t", input: zod3Like as never, handler: () => "" }),
@@ -720,7 +720,7 @@ describe("definitions refuse what they cannot serve", () => {
     );
     assert.throws(
       () => defineTool({ name: "t", output: zod3Like as never, handler: () => "" }),
-      /zod 4/,
+      /Standard Schema/,
     );
   });
 

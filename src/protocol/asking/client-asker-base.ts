@@ -5,7 +5,7 @@
  * (a 2025-11-25 server request, a 2026-07-28 input-required result, a task's record). Question
  * keys are chosen and checked here too.
  */
-import type { z } from "zod";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type {
   AskOptions,
   ClientAsker,
@@ -42,7 +42,7 @@ export abstract class ClientAskerBase implements ClientAsker {
 
   elicit<T>(
     message: string,
-    schema: ElicitSchema | z.ZodObject,
+    schema: ElicitSchema | StandardSchemaV1,
     options?: AskOptions,
   ): Promise<ElicitResult<T>> {
     return this.send(prepareElicit(this.declared(), message, schema), options) as Promise<

@@ -5,7 +5,7 @@
  * {@link ClientAsker} every era's asker is, and one question as the spec's request
  * ({@link PreparedAsk}).
  */
-import type { z } from "zod";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 
 /** The user's reply to an elicitation (MCP 2026-07-28 `ElicitResult`). */
 export type ElicitResult<T = Record<string, ElicitValue>> =
@@ -92,7 +92,11 @@ export interface PreparedAsk {
   /** The kind, as default question keys name it. */
   readonly kind: "elicit" | "sample" | "roots";
   readonly request: InputRequest;
-  /** The answer, checked and shaped; a string says what is wrong with it. */
+  /**
+   * The answer, checked and shaped; a string says what is wrong with it. A promise of the same
+   * when the check is asynchronous (a schema library that validates so): askers read it through
+   * `checkAnswer` (prepared-ask.ts).
+   */
   readonly check: (answer: unknown) => unknown;
 }
 
@@ -107,7 +111,7 @@ export interface PreparedAsk {
 export interface ClientAsker {
   elicit<T>(
     message: string,
-    schema: ElicitSchema | z.ZodObject,
+    schema: ElicitSchema | StandardSchemaV1,
     options?: AskOptions,
   ): Promise<ElicitResult<T>>;
   elicitUrl(message: string, url: string, options?: AskOptions): Promise<ElicitResult<undefined>>;

@@ -40,6 +40,7 @@ export type {
   ServerReplyBus,
 } from "./pending-server-requests.js";
 export { PendingServerRequests, replyOf } from "./pending-server-requests.js";
+export { checkAnswer } from "./prepared-ask.js";
 export { CallBinding } from "./request-state.js";
 export type { Evictable, LimitOutcome, ScopeLimiterOptions } from "./scope-limiter.js";
 export { ACQUIRED, GLOBAL_LIMIT, SCOPE_LIMIT, ScopeLimiter } from "./scope-limiter.js";

@@ -30,6 +30,7 @@ import { CannotAskClientError } from "../../errors.js";
 import { isPlainObject } from "../wire/index.js";
 import type { AskOptions, InputRequest, PreparedAsk, RoundVerdict } from "./client-asker.js";
 import { ClientAskerBase } from "./client-asker-base.js";
+import { checkAnswer } from "./prepared-ask.js";
 import { RequestStateSealer, type StateBinding } from "./request-state.js";
 
 /**
@@ -176,7 +177,7 @@ export class InputRound extends ClientAskerBase {
   }
 
   protected ask(prepared: PreparedAsk, options: AskOptions | undefined): Promise<unknown> {
-    const { request, check } = prepared;
+    const { request } = prepared;
     const key = this.keyOf(prepared, options);
     if (key instanceof TypeError) return Promise.reject(key);
     const fromState = Object.hasOwn(this.sealed, key);
@@ -189,13 +190,18 @@ export class InputRound extends ClientAskerBase {
       this.pending.set(key, request);
       return pendingPromise();
     }
-    const checked = check(answer);
-    if (typeof checked === "string") {
-      this.invalid ??= `Invalid inputResponses entry ${key}: ${checked}`;
-      return pendingPromise();
-    }
-    this.used[key] = answer;
-    return Promise.resolve(checked);
+    // An asynchronous check settles before the handler can go on: a handler that awaits its
+    // ask sees the verdict (and this round's `invalid`) before it ends.
+    return Promise.resolve(
+      checkAnswer(prepared, answer, (checked) => {
+        if (typeof checked === "string") {
+          this.invalid ??= `Invalid inputResponses entry ${key}: ${checked}`;
+          return pendingPromise();
+        }
+        this.used[key] = answer;
+        return checked;
+      }),
+    );
   }
 }
 

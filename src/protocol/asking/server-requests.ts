@@ -45,6 +45,7 @@ import {
   type ReplyWaiter,
   type ServerReplyBus,
 } from "./pending-server-requests.js";
+import { checkAnswer } from "./prepared-ask.js";
 import { SCOPE_LIMIT } from "./scope-limiter.js";
 
 /** How 2025-era asks behave, shared by every call of a server. */
@@ -323,17 +324,18 @@ class OpenAsk implements ReplyWaiter {
       );
       return;
     }
-    const checked = this.prepared.check(reply.result);
-    if (typeof checked === "string") {
-      this.reject(
-        new ClientRequestFailedError(
-          "invalid-response",
-          `The client's answer to ${method} is invalid: ${checked}`,
-        ),
-      );
-      return;
-    }
-    this.resolve(checked);
+    checkAnswer(this.prepared, reply.result, (checked) => {
+      if (typeof checked === "string") {
+        this.reject(
+          new ClientRequestFailedError(
+            "invalid-response",
+            `The client's answer to ${method} is invalid: ${checked}`,
+          ),
+        );
+        return;
+      }
+      this.resolve(checked);
+    });
   }
 
   /** Dropped by the table's global byte budget: withdrawn, and the client told. */

@@ -112,8 +112,11 @@ export interface HandlerInvocation {
   readonly timeoutMs?: number | null | undefined;
   /** Runs the user's handler with `ctx`. */
   invoke(ctx: HandlerCall): unknown;
-  /** Checks and shapes its value; `modern` results get `resultType` added by the call itself. */
-  toResult(value: unknown, modern: boolean): HandlerResult;
+  /**
+   * Checks and shapes its value; `modern` results get `resultType` added by the call itself. A
+   * promise only where the check is asynchronous (a schema library that validates so).
+   */
+  toResult(value: unknown, modern: boolean): HandlerResult | Promise<HandlerResult>;
   /**
    * Optional: answers the value itself instead of {@link HandlerInvocation.toResult}, once no
    * question is pending (a tool's `beforeTask` phase: creates the task, answers the task).
@@ -449,8 +452,7 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
    * invocation itself (then the promise of that answer).
    */
   private complete(value: unknown): void | Promise<void> {
-    let json: string;
-    let end: HandlerEnd;
+    let checked: HandlerResult | Promise<HandlerResult>;
     try {
       const asked = this.asker?.verdict?.();
       if (asked !== undefined && asked.kind !== "complete") throw asked;
@@ -464,7 +466,26 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
           (thrown: unknown) => this.fail(thrown),
         );
       }
-      const checked = invocation.toResult(value, this.modern);
+      checked = invocation.toResult(value, this.modern);
+    } catch (thrown) {
+      this.fail(thrown);
+      return;
+    }
+    if (checked instanceof Promise) {
+      // Settled as a cancelled call settles should a cancel come first (settle() knows).
+      return checked.then(
+        (result) => this.answerChecked(result),
+        (thrown: unknown) => this.fail(thrown),
+      );
+    }
+    this.answerChecked(checked);
+  }
+
+  /** Answers a checked value: its result, or -32603 when it was refused. */
+  private answerChecked(checked: HandlerResult): void {
+    let json: string;
+    let end: HandlerEnd;
+    try {
       if (checked.ok) {
         json = successResponseJson(
           this.requestId,

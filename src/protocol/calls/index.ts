@@ -52,6 +52,7 @@ export type {
 } from "./method-table.js";
 export { capabilitiesOf, progressTokenOf, visibilityOf } from "./method-table.js";
 export type {
+  ArgumentCheck,
   ArgumentIssue,
   CheckedPrimitiveFields,
   Icon,

@@ -9,7 +9,7 @@
  */
 import { InvalidOptionError } from "../../errors.js";
 import type { Principal } from "../../identity/index.js";
-import { isPlainObject } from "../wire/index.js";
+import { isPlainObject, type SchemaIssue } from "../wire/index.js";
 import type { ToolContext } from "./tool-context.js";
 
 /**
@@ -65,10 +65,12 @@ export interface PrimitiveFields {
 }
 
 /** One problem found in a client's arguments: where (`a.b`, empty for the root) and what. */
-export interface ArgumentIssue {
-  readonly path: string;
-  readonly message: string;
-}
+export type ArgumentIssue = SchemaIssue;
+
+/** The outcome of checking a client's `arguments`: the values the handler gets, or what is wrong. */
+export type ArgumentCheck<T = unknown> =
+  | { readonly ok: true; readonly args: T }
+  | { readonly ok: false; readonly issues: readonly ArgumentIssue[] };
 
 /**
  * A prompt as the dispatcher serves it (`prompts/list`, `prompts/get`, `completion/complete`;
@@ -81,14 +83,15 @@ export interface Prompt {
   readonly descriptor: Readonly<Record<string, unknown>>;
   readonly scopes: readonly string[];
   readonly visible: ((ctx: VisibilityContext) => boolean) | null;
-  /** @internal Validates the client's `arguments` (absent arrives as `{}`). */
+  /**
+   * @internal Validates the client's `arguments` (absent arrives as `{}`); a promise only when the
+   * schema library validates asynchronously.
+   */
   checkArguments(
     value: unknown,
-  ):
-    | { readonly ok: true; readonly args: Record<string, string> }
-    | { readonly ok: false; readonly issues: readonly ArgumentIssue[] };
+  ): ArgumentCheck<Record<string, unknown>> | Promise<ArgumentCheck<Record<string, unknown>>>;
   /** Runs the user's handler. */
-  get(args: Record<string, string>, ctx: ToolContext): Promise<unknown>;
+  get(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
   /** @internal Turns the handler's value into a `GetPromptResult`, validating every message. */
   toResult(
     value: unknown,

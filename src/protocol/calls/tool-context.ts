@@ -6,7 +6,7 @@
  * `RequestCancelledError` saying which.
  */
 
-import type { ZodObject, output as ZodOutput } from "zod";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { RequestId } from "../../cancellation/types.js";
 import type { Principal } from "../../identity/index.js";
 import type { LoggingLevel } from "../../logging-levels.js";
@@ -58,18 +58,21 @@ export interface ToolContext {
   log(level: LoggingLevel, data: unknown): Promise<void>;
   /**
    * Asks the user, through the client, to fill a form (`elicitation/create`, form mode; MCP
-   * 2026-07-28 elicitation). `schema` is a flat JSON Schema object of primitive properties, or a
-   * zod object (the answer is then parsed by it). Resolves with the user's `ElicitResult`
-   * (`accept` with `content`, `decline`, `cancel`). On a 2026-07-28 request the request first
-   * answers `input_required` and the handler runs again with the answer (docs/asking-the-client.md).
-   * Rejects with `MissingClientCapabilityError` when the client did not declare
-   * elicitation, `CannotAskClientError` where the client cannot be asked (2025-11-25 requests).
+   * 2026-07-28 elicitation). `schema` is a Standard Schema of an object (zod 3 or 4, Valibot,
+   * ArkType…: docs/schemas.md) whose JSON Schema is the flat object of primitive properties the
+   * spec allows, or that JSON Schema object itself. Resolves with the user's `ElicitResult`
+   * (`accept` with `content`, `decline`, `cancel`); with a library schema the accepted `content`
+   * is what the schema outputs, typed so. Rejects with a TypeError naming the property when the
+   * schema is not such a form, with `MissingClientCapabilityError` when the client did not
+   * declare elicitation, `CannotAskClientError` where the client cannot be asked. On a
+   * 2026-07-28 request the request first answers `input_required` and the handler runs again
+   * with the answer (docs/asking-the-client.md).
    */
-  elicit<S extends ZodObject>(
+  elicit<S extends StandardSchemaV1>(
     message: string,
     schema: S,
     options?: AskOptions,
-  ): Promise<ElicitResult<ZodOutput<S>>>;
+  ): Promise<ElicitResult<StandardSchemaV1.InferOutput<S>>>;
   elicit(
     message: string,
     schema: ElicitSchema,

@@ -1,9 +1,10 @@
 /**
  * Prompt definitions (https://modelcontextprotocol.io/specification/2025-11-25/server/prompts;
- * the 2026-07-28 page keeps the same messages). A prompt's arguments are a zod object of string
- * fields — on the wire every prompt argument is a string — published as the `arguments` list of
- * its `prompts/list` entry (name, title and description from the field's zod metadata,
- * `required` unless the field is optional or has a default) and validated on every `prompts/get`.
+ * the 2026-07-28 page keeps the same messages). A prompt's arguments are a Standard Schema object
+ * of string fields (any library: wire/schema-adapter.ts) — on the wire every prompt argument is a
+ * string — published as the `arguments` list of its `prompts/list` entry (name, title and
+ * description from the input side of the schema's JSON Schema, `required` unless the field is
+ * optional or has a default) and validated on every `prompts/get`.
  *
  * The handler may answer in three shapes, normalised here into a `GetPromptResult`:
  * - a string: one `user` text message;
@@ -13,19 +14,25 @@
  * with their fields only; a bad one fails the request (the dispatcher answers -32603 without
  * details) rather than reaching the client malformed.
  */
-import { z } from "zod";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 
 import { InvalidOptionError } from "../../errors.js";
-import { reflectText } from "../../reflect.js";
-import type { ToolContext } from "../calls/index.js";
+import type { ArgumentCheck, ToolContext } from "../calls/index.js";
 import {
-  type ArgumentIssue,
   checkPrimitiveFields,
   type PrimitiveFields,
   type Prompt,
   type VisibilityContext,
 } from "../calls/index.js";
-import { type ContentBlockRules, checkPromptMessage, isPlainObject } from "../wire/index.js";
+import {
+  adaptSchema,
+  type ContentBlockRules,
+  checkPromptMessage,
+  isPlainObject,
+  isStandardSchema,
+  type SchemaAdapter,
+  type SchemaOutcome,
+} from "../wire/index.js";
 
 /** One content block of a prompt message (text, image, audio, resource_link, resource). */
 export type PromptContent = { readonly type: string; readonly [key: string]: unknown };
@@ -46,8 +53,10 @@ export interface PromptResult {
 /** What a prompt handler may return (see the module comment). */
 export type PromptReturn = string | readonly PromptMessage[] | PromptResult;
 
-/** The handler's arguments: typed by the zod object, else none. */
-export type PromptArgs<S> = S extends z.ZodObject ? z.output<S> : Record<string, never>;
+/** The handler's arguments: the output type of the Standard Schema, else none. */
+export type PromptArgs<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : Record<string, never>;
 
 /**
  * Suggests values for one argument: `value` is what the user typed so far, `context.arguments`
@@ -61,11 +70,11 @@ export type PromptCompleter = (
 ) => readonly string[] | Promise<readonly string[]>;
 
 /** What {@link definePrompt} takes. */
-export interface PromptDefinition<S extends z.ZodObject | undefined> extends PrimitiveFields {
+export interface PromptDefinition<S extends StandardSchemaV1 | undefined> extends PrimitiveFields {
   /**
-   * The arguments: a zod (v4) object whose fields are strings (`z.string()`, `z.enum([...])`,
-   * optionally `.optional()` / `.default()`), described with `.describe()` or `.meta()`.
-   * Absent: the prompt takes none.
+   * The arguments: a Standard Schema of an object whose fields are strings (zod 3 or 4, Valibot,
+   * ArkType…: docs/schemas.md), e.g. `z.object({ code: z.string().describe("…") })`; optional
+   * or defaulted fields are published as not required. Absent: the prompt takes none.
    */
   readonly arguments?: S;
   /** Completers for `completion/complete`, by argument name. Absent: no completions. */
@@ -74,8 +83,6 @@ export interface PromptDefinition<S extends z.ZodObject | undefined> extends Pri
   readonly get: (args: PromptArgs<S>, ctx: ToolContext) => PromptReturn | Promise<PromptReturn>;
 }
 
-/** At most this many issues go back to the client, so a hostile payload cannot inflate the answer. */
-const MAX_ISSUES = 20;
 /** Prompt names travel in `Mcp-Name` (base64 when needed); this only keeps them sane. */
 const MAX_NAME_LENGTH = 128;
 const CONTROL = /[\x00-\x1F\x7F]/;
@@ -103,7 +110,7 @@ const PROMPT_RULES: ContentBlockRules = { embeddedMimeTypeRequired: true };
  * });
  * ```
  */
-export function definePrompt<S extends z.ZodObject | undefined = undefined>(
+export function definePrompt<S extends StandardSchemaV1 | undefined = undefined>(
   definition: PromptDefinition<S>,
 ): Prompt {
   if (!isPlainObject(definition)) {
@@ -122,7 +129,15 @@ export function definePrompt<S extends z.ZodObject | undefined = undefined>(
   const fields = checkPrimitiveFields(label, definition);
   if (typeof get !== "function") throw new InvalidOptionError(`${label}: get`, "a function", get);
 
-  const schema = definition.arguments;
+  const given = definition.arguments;
+  if (given !== undefined && !isStandardSchema(given)) {
+    throw new InvalidOptionError(
+      `${label}: arguments`,
+      "a Standard Schema of an object of strings (zod 3 or 4, Valibot, ArkType…)",
+      given,
+    );
+  }
+  const schema = given === undefined ? undefined : adaptSchema(given, `${label}: arguments`);
   const published = schema === undefined ? [] : publishedArguments(label, schema);
   const declared = new Set(published.map((argument) => argument.name as string));
   const completers = checkCompleters(label, complete, declared);
@@ -137,7 +152,7 @@ export function definePrompt<S extends z.ZodObject | undefined = undefined>(
     scopes: fields.scopes,
     visible: fields.visible,
     checkArguments: (value: unknown) => checkArguments(schema, value),
-    get: async (args: Record<string, string>, ctx: ToolContext): Promise<unknown> =>
+    get: async (args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> =>
       get(args as PromptArgs<S>, ctx),
     toResult: (value: unknown) => toResult(value, description),
     complete(
@@ -155,27 +170,27 @@ export function definePrompt<S extends z.ZodObject | undefined = undefined>(
 }
 
 /**
- * The `arguments` list of the prompt's list entry, from the zod object's JSON Schema (input
- * side, so optional and defaulted fields are not required). Refuses anything that would not
+ * The `arguments` list of the prompt's list entry, from the input side of the schema's JSON
+ * Schema (so optional and defaulted fields are not required). Refuses anything that would not
  * arrive as a string.
  */
-function publishedArguments(label: string, schema: unknown): Record<string, unknown>[] {
-  // `instanceof` is the zod 4 test: a zod 3 schema (or any other validator) is not one.
-  if (!(schema instanceof z.ZodObject)) {
-    throw new InvalidOptionError(`${label}: arguments`, "a zod (v4) object of strings", schema);
-  }
-  const json = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as {
+function publishedArguments(label: string, schema: SchemaAdapter): Record<string, unknown>[] {
+  const json = schema.jsonSchema("input") as {
+    type?: unknown;
     properties?: Record<string, Record<string, unknown>>;
     required?: string[];
   };
-  const required = new Set(json.required ?? []);
+  if (json.type !== "object") {
+    throw new InvalidOptionError(`${label}: arguments`, "a schema of an object", json.type);
+  }
+  const required = new Set(Array.isArray(json.required) ? json.required : []);
   const list: Record<string, unknown>[] = [];
   for (const [field, property] of Object.entries(json.properties ?? {})) {
-    if (property.type !== "string") {
+    if (!isPlainObject(property) || !isStringSchema(property)) {
       throw new InvalidOptionError(
         `${label}: arguments.${field}`,
         "a string schema (prompt arguments are strings on the wire)",
-        property.type ?? property,
+        isPlainObject(property) ? (property.type ?? property) : property,
       );
     }
     const argument: Record<string, unknown> = { name: field };
@@ -187,9 +202,20 @@ function publishedArguments(label: string, schema: unknown): Record<string, unkn
   return list;
 }
 
+/** A property every value of which is a string: `type: "string"`, or an enum of strings. */
+function isStringSchema(property: Readonly<Record<string, unknown>>): boolean {
+  if (property.type === "string") return true;
+  return (
+    property.type === undefined &&
+    Array.isArray(property.enum) &&
+    property.enum.length > 0 &&
+    property.enum.every((value) => typeof value === "string")
+  );
+}
+
 function checkCompleters(
   label: string,
-  complete: PromptDefinition<z.ZodObject | undefined>["complete"],
+  complete: PromptDefinition<StandardSchemaV1 | undefined>["complete"],
   declared: ReadonlySet<string>,
 ): ReadonlyMap<string, PromptCompleter> {
   const completers = new Map<string, PromptCompleter>();
@@ -213,28 +239,28 @@ function checkCompleters(
   return completers;
 }
 
-/** Absent arguments mean `{}`; zod decides the rest (strings only, required ones present). */
+/** Absent arguments mean `{}`; the schema's library decides the rest (strings only, required ones present). */
 function checkArguments(
-  schema: z.ZodObject | undefined,
+  schema: SchemaAdapter | undefined,
   value: unknown,
-): ReturnType<Prompt["checkArguments"]> {
+): PromptCheck | Promise<PromptCheck> {
   const given = value === undefined ? {} : value;
   if (schema === undefined) {
     return isPlainObject(given)
       ? { ok: true, args: {} }
       : { ok: false, issues: [{ path: "", message: "arguments must be an object" }] };
   }
-  const parsed = schema.safeParse(given);
-  if (parsed.success) return { ok: true, args: parsed.data as Record<string, string> };
-  const issues: ArgumentIssue[] = [];
-  for (const issue of parsed.error.issues.slice(0, MAX_ISSUES)) {
-    // Paths can hold client-chosen keys: reflect them like any other echoed input.
-    issues.push({
-      path: reflectText(issue.path.map(String).join("."), 200),
-      message: reflectText(issue.message, 200),
-    });
-  }
-  return { ok: false, issues };
+  const outcome = schema.validate(given);
+  return outcome instanceof Promise ? outcome.then(promptCheck) : promptCheck(outcome);
+}
+
+type PromptCheck = ArgumentCheck<Record<string, unknown>>;
+
+function promptCheck(outcome: SchemaOutcome): PromptCheck {
+  if (!outcome.ok) return outcome;
+  return isPlainObject(outcome.value)
+    ? { ok: true, args: outcome.value }
+    : { ok: false, issues: [{ path: "", message: "arguments must be an object" }] };
 }
 
 /** The other arguments a completer may see: declared ones with string values, not its own. */

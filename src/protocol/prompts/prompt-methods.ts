@@ -7,6 +7,7 @@
 import { ErrorCode } from "../../errors.js";
 import { reflectText } from "../../reflect.js";
 import type {
+  ArgumentCheck,
   HandlerCall,
   HandlerInvocation,
   HandlerResult,
@@ -88,6 +89,20 @@ export class PromptFeature implements ProtocolFeature {
     }
     if (access === "forbidden") return host.forbidden(request, prompt.scopes);
     const check = prompt.checkArguments(params?.arguments ?? {});
+    // A schema library that validates asynchronously answers later; a throw or rejection is
+    // -32603 from the dispatcher (nothing echoed).
+    return check instanceof Promise
+      ? check.then((settled) => this.checked(request, prompt, settled))
+      : this.checked(request, prompt, check);
+  }
+
+  /** Runs the prompt once its arguments are checked, or answers -32602 with what is wrong. */
+  private checked(
+    request: MethodRequest,
+    prompt: Prompt,
+    check: ArgumentCheck<Record<string, unknown>>,
+  ): Promise<void> {
+    const { host } = this;
     if (!check.ok) {
       return host.answerError(request, ErrorCode.InvalidParams, "Invalid prompt arguments", {
         errors: check.issues,
@@ -96,7 +111,7 @@ export class PromptFeature implements ProtocolFeature {
     return host.startCall(
       request,
       new PromptInvocation(prompt, check.args),
-      progressTokenOf(params),
+      progressTokenOf(request.params),
     );
   }
 }
@@ -108,7 +123,7 @@ class PromptInvocation implements HandlerInvocation {
   readonly name: string;
   constructor(
     private readonly prompt: Prompt,
-    private readonly args: Record<string, string>,
+    private readonly args: Record<string, unknown>,
   ) {
     this.name = prompt.name;
   }

@@ -20,6 +20,7 @@ import type { TaskStore } from "../../tasks/task-store.js";
 import {
   type AskOptions,
   ClientAskerBase,
+  checkAnswer,
   type InputRequest,
   type PreparedAsk,
 } from "../asking/index.js";
@@ -72,7 +73,7 @@ export class TaskAsker extends ClientAskerBase {
     for (const [key, answer] of Object.entries(responses)) {
       const ask = this.outstanding.get(key);
       if (ask === undefined) continue;
-      const checked = ask.check(answer);
+      const checked = await checkAnswer(ask, answer, (verdict) => verdict);
       if (typeof checked === "string") return `Invalid inputResponses entry ${key}: ${checked}`;
       accepted.push([ask, checked, key]);
     }

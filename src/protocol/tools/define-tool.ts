@@ -1,28 +1,37 @@
 /**
  * Tool definitions (MCP 2025-11-25 tools: https://modelcontextprotocol.io/specification/2025-11-25/server/tools).
- * A zod 4 object schema validates and types the arguments and is published as JSON Schema draft
- * 2020-12 (computed once here, never per request); a plain JSON Schema object is published as is
- * and not validated (its keywords must reach the client verbatim). An `output` zod object is
- * published as `outputSchema` and every `structuredContent` is checked against it before it
- * leaves ("Servers MUST provide structured results that conform to this schema").
+ * The input is any Standard Schema object (zod 3 or 4, Valibot, ArkType…: wire/schema-adapter.ts)
+ * that validates and types the arguments and is published as its library's JSON Schema (computed
+ * once here, never per request), or a plain JSON Schema object, published as is and not
+ * validated (its keywords must reach the client verbatim). An `output` schema is published as
+ * `outputSchema` and every `structuredContent` is checked against it before it leaves ("Servers
+ * MUST provide structured results that conform to this schema").
  */
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { z } from "zod";
 
 import { InvalidOptionError } from "../../errors.js";
 import { type IsolatedHandler, isIsolatedHandler } from "../../isolation/isolated-handler.js";
 import { MAX_TIMER_MS, OPTION, optionKind, readOption } from "../../option-schema.js";
-import { reflectText } from "../../reflect.js";
-import type { HandlerResult, ToolContext } from "../calls/index.js";
+import type { ArgumentCheck, HandlerResult, ToolContext } from "../calls/index.js";
 import {
-  type ArgumentIssue,
   checkPrimitiveFields,
   type PrimitiveFields,
   type VisibilityContext,
 } from "../calls/index.js";
-import { isPlainObject, type ParamHeader, paramHeadersOf } from "../wire/index.js";
+import {
+  adaptSchema,
+  isPlainObject,
+  isStandardSchema,
+  type JsonSchemaObject,
+  looksLikeForeignSchema,
+  type ParamHeader,
+  paramHeadersOf,
+  type SchemaAdapter,
+  type SchemaOutcome,
+} from "../wire/index.js";
 
-/** A JSON Schema object, published as a tool's `inputSchema` without change. */
-export type JsonSchemaObject = { readonly [key: string]: unknown };
+export type { JsonSchemaObject } from "../wire/index.js";
 
 /** MCP tool annotations (hints only; clients must not trust them). */
 export interface ToolAnnotations {
@@ -44,21 +53,28 @@ export interface ToolResult {
   readonly _meta?: { readonly [key: string]: unknown };
 }
 
-/** The handler's arguments: typed by a zod schema, else a plain object. */
-export type ToolArgs<S> = S extends z.ZodObject ? z.output<S> : Record<string, unknown>;
+/** The handler's arguments: the output type of a Standard Schema, else a plain object. */
+export type ToolArgs<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : Record<string, unknown>;
 
 /** What {@link defineTool} takes; `P` is what `beforeTask` resolves (the handler's third argument). */
 export interface ToolDefinition<
-  S extends z.ZodObject | JsonSchemaObject | undefined,
-  O extends z.ZodObject | undefined = undefined,
+  S extends StandardSchemaV1 | JsonSchemaObject | undefined,
+  O extends StandardSchemaV1 | undefined = undefined,
   P = undefined,
 > extends PrimitiveFields {
   /** 1–128 characters of `[A-Za-z0-9_./-]` (MCP 2025-11-25 tool names). */
   readonly name: string;
-  /** A zod 4 object (validated, typed) or a JSON Schema object (published as is). */
+  /**
+   * The arguments: a Standard Schema of an object (zod 3 or 4, Valibot, ArkType…; validated,
+   * typed, published as its JSON Schema: docs/schemas.md), or a JSON Schema object with
+   * `type: "object"` (published as is, not validated). Absent: `{ type: "object" }`.
+   */
   readonly input?: S;
   /**
-   * A zod 4 object describing `structuredContent`: published as `outputSchema`; a result whose
+   * A Standard Schema of an object describing `structuredContent` (published as `outputSchema`,
+   * the output side of its JSON Schema); a result whose
    * `structuredContent` does not match becomes an `isError` result (never sent as is). With it,
    * the handler may return the structured object itself: it is sent as `structuredContent` and,
    * for older clients, as JSON text.
@@ -125,14 +141,12 @@ export interface ToolDefinition<
 export type TaskSupport = "forbidden" | "optional" | "required";
 
 /** What a handler returns: a result, a string (one text block), or with `output` its object. */
-export type ToolReturn<O> = ToolResult | string | (O extends z.ZodObject ? z.input<O> : never);
+export type ToolReturn<O> =
+  | ToolResult
+  | string
+  | (O extends StandardSchemaV1 ? StandardSchemaV1.InferInput<O> : never);
 
-export type { ArgumentIssue } from "../calls/index.js";
-
-/** The outcome of validating a call's arguments. */
-export type ArgumentCheck =
-  | { readonly ok: true; readonly args: unknown }
-  | { readonly ok: false; readonly issues: readonly ArgumentIssue[] };
+export type { ArgumentCheck, ArgumentIssue } from "../calls/index.js";
 
 /** A defined tool, ready for `createMcpServer({ tools })`. */
 export interface Tool {
@@ -154,15 +168,19 @@ export interface Tool {
   readonly beforeTask: ((args: never, ctx: ToolContext) => unknown) | null;
   /** Its own deadline in ms, null for none (`timeoutMs: Infinity`); undefined: the server's. */
   readonly timeoutMs: number | null | undefined;
-  /** @internal Validates `arguments` (absent → `{}`); never throws. */
-  checkArguments(args: unknown): ArgumentCheck;
-  /** @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`. */
-  toResult(value: unknown): HandlerResult;
+  /**
+   * @internal Validates `arguments` (absent → `{}`); a promise only when the schema library
+   * validates asynchronously; throws (or rejects) only when the library does.
+   */
+  checkArguments(args: unknown): ArgumentCheck | Promise<ArgumentCheck>;
+  /**
+   * @internal Turns the handler's value into a `CallToolResult`, checking `structuredContent`; a
+   * promise only when the output schema validates asynchronously.
+   */
+  toResult(value: unknown): HandlerResult | Promise<HandlerResult>;
   readonly handler: (args: never, ctx: ToolContext, prepared?: never) => unknown;
 }
 
-/** At most this many issues go back to the client, so a hostile payload cannot inflate the answer. */
-const MAX_ISSUES = 20;
 const TOOL_NAME = /^[A-Za-z0-9_./-]{1,128}$/;
 const EMPTY_OBJECT_SCHEMA = Object.freeze({ type: "object" });
 
@@ -183,8 +201,8 @@ const EMPTY_OBJECT_SCHEMA = Object.freeze({ type: "object" });
  * ```
  */
 export function defineTool<
-  S extends z.ZodObject | JsonSchemaObject | undefined = undefined,
-  O extends z.ZodObject | undefined = undefined,
+  S extends StandardSchemaV1 | JsonSchemaObject | undefined = undefined,
+  O extends StandardSchemaV1 | undefined = undefined,
   P = undefined,
 >(definition: ToolDefinition<S, O, P>): Tool {
   if (!isPlainObject(definition)) {
@@ -250,47 +268,36 @@ export function defineTool<
   }
 
   let inputSchema: JsonSchemaObject;
-  let checkArguments: (args: unknown) => ArgumentCheck;
+  let checkArguments: (args: unknown) => ArgumentCheck | Promise<ArgumentCheck>;
   if (input === undefined) {
     inputSchema = EMPTY_OBJECT_SCHEMA;
     checkArguments = checkObjectOnly;
+  } else if (isStandardSchema(input)) {
+    const adapter = adaptSchema(input, `tool ${name}: input`);
+    inputSchema = objectSchema(`tool ${name}: input`, adapter.jsonSchema("input"));
+    checkArguments = (args) => checkWith(adapter, args);
   } else if (looksLikeForeignSchema(input)) {
-    throw new InvalidOptionError(`tool ${name}: input`, ZOD4_ONLY, input);
-  } else if (input instanceof z.ZodType) {
-    if (!(input instanceof z.ZodObject)) {
-      throw new InvalidOptionError(`tool ${name}: input`, "a zod object schema", input);
-    }
-    inputSchema = Object.freeze(
-      z.toJSONSchema(input, { target: "draft-2020-12", io: "input" }) as JsonSchemaObject,
-    );
-    const schema = input;
-    checkArguments = (args) => checkWithZod(schema, args);
+    throw new InvalidOptionError(`tool ${name}: input`, SCHEMA_KINDS, input);
   } else if (isJsonSchemaObject(input)) {
     inputSchema = input;
     checkArguments = checkObjectOnly;
   } else {
-    throw new InvalidOptionError(
-      `tool ${name}: input`,
-      "a zod object or a JSON Schema object",
-      input,
-    );
+    throw new InvalidOptionError(`tool ${name}: input`, SCHEMA_KINDS, input);
   }
 
   let outputSchema: JsonSchemaObject | undefined;
-  let toResult: (value: unknown) => HandlerResult = toPlainResult;
+  let toResult: (value: unknown) => HandlerResult | Promise<HandlerResult> = toPlainResult;
   if (output !== undefined) {
-    if (looksLikeForeignSchema(output) || !(output instanceof z.ZodObject)) {
+    if (!isStandardSchema(output)) {
       throw new InvalidOptionError(
         `tool ${name}: output`,
-        `a zod 4 object schema (${ZOD4_ONLY})`,
+        "a Standard Schema of an object (zod 3.24+ or 4, Valibot, ArkType…)",
         output,
       );
     }
-    outputSchema = Object.freeze(
-      z.toJSONSchema(output, { target: "draft-2020-12", io: "output" }) as JsonSchemaObject,
-    );
-    const schema = output;
-    toResult = (value) => toStructuredResult(schema, value);
+    const adapter = adaptSchema(output, `tool ${name}: output`);
+    outputSchema = objectSchema(`tool ${name}: output`, adapter.jsonSchema("output"));
+    toResult = (value) => toStructuredResult(adapter, value);
   }
 
   const { _meta, ...listed } = common.descriptor;
@@ -330,21 +337,19 @@ const TOOL_TIMEOUT = optionKind(
   `an integer from 1 to ${MAX_TIMER_MS} (ms) or Infinity`,
 );
 
-const ZOD4_ONLY =
-  'zod 4 (import { z } from "zod" with zod >= 4) or a JSON Schema object with type "object"; zod 3 schemas are not supported';
+const SCHEMA_KINDS =
+  'a Standard Schema of an object (zod 3.24+ or 4, Valibot, ArkType…) or a JSON Schema object with type "object"';
 
-/**
- * A schema object that is not zod 4: a zod 3 schema (or another validator) carries `_def`,
- * `parse` or the Standard Schema `~standard` key but is not a zod 4 `ZodType`. Taking it for a
- * JSON Schema would publish garbage and silently skip validation.
- */
-function looksLikeForeignSchema(value: unknown): boolean {
-  if (typeof value !== "object" || value === null || value instanceof z.ZodType) return false;
-  return (
-    "_def" in value ||
-    "~standard" in value ||
-    typeof (value as { parse?: unknown }).parse === "function"
-  );
+/** A tool's schemas describe objects (MCP 2025-11-25 `Tool.inputSchema` / `outputSchema`: `type: "object"`). */
+function objectSchema(label: string, json: JsonSchemaObject): JsonSchemaObject {
+  if (json.type !== "object") {
+    throw new InvalidOptionError(
+      label,
+      'a schema of an object (JSON Schema type "object")',
+      json.type,
+    );
+  }
+  return json;
 }
 
 /** A JSON Schema for a tool's arguments: a plain object whose `type` is `"object"`. */
@@ -375,29 +380,43 @@ const INVALID_OUTPUT_TEXT = "The tool's result did not match its output schema."
  * "a tool that returns structured content SHOULD also return the serialized JSON in a TextContent
  * block"). A mismatch becomes an `isError` result, never the invalid data.
  */
-function toStructuredResult(schema: z.ZodObject, value: unknown): HandlerResult {
+function toStructuredResult(
+  schema: SchemaAdapter,
+  value: unknown,
+): HandlerResult | Promise<HandlerResult> {
   if (typeof value === "string") return toPlainResult(value);
   if (!isPlainObject(value)) return toPlainResult(value);
   const isResult = Array.isArray(value.content);
   if (isResult && value.isError === true) return toPlainResult(value);
-  const structured = isResult ? value.structuredContent : value;
-  const parsed = schema.safeParse(structured);
-  if (!parsed.success) {
+  const outcome = schema.validate(isResult ? value.structuredContent : value);
+  return outcome instanceof Promise
+    ? outcome.then((settled) => structuredResult(settled, value, isResult))
+    : structuredResult(outcome, value, isResult);
+}
+
+function structuredResult(
+  outcome: SchemaOutcome,
+  value: Record<string, unknown>,
+  isResult: boolean,
+): HandlerResult {
+  if (!outcome.ok) {
+    const why = outcome.issues
+      .map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`))
+      .join("; ");
     return {
       ok: true,
       isError: true,
-      error: new TypeError(
-        `structuredContent does not match the output schema: ${parsed.error.message}`,
-      ),
+      error: new TypeError(`structuredContent does not match the output schema: ${why}`),
       result: { content: [{ type: "text", text: INVALID_OUTPUT_TEXT }], isError: true },
     };
   }
-  if (isResult) return { ok: true, result: { ...value, structuredContent: parsed.data } };
+  const structured = outcome.value;
+  if (isResult) return { ok: true, result: { ...value, structuredContent: structured } };
   return {
     ok: true,
     result: {
-      content: [{ type: "text", text: JSON.stringify(parsed.data) }],
-      structuredContent: parsed.data,
+      content: [{ type: "text", text: JSON.stringify(structured) }],
+      structuredContent: structured as Record<string, unknown>,
     },
   };
 }
@@ -419,17 +438,12 @@ const NOT_AN_OBJECT: ArgumentCheck = Object.freeze({
   issues: Object.freeze([Object.freeze({ path: "", message: "arguments must be an object" })]),
 });
 
-function checkWithZod(schema: z.ZodObject, args: unknown): ArgumentCheck {
-  const parsed = schema.safeParse(args === undefined ? {} : args);
-  if (parsed.success) return { ok: true, args: parsed.data };
-  const issues: ArgumentIssue[] = [];
-  for (const issue of parsed.error.issues) {
-    if (issues.length >= MAX_ISSUES) break;
-    // Paths can hold client-chosen keys (records): reflect them like any other echoed input.
-    issues.push({
-      path: reflectText(issue.path.map(String).join("."), 200),
-      message: reflectText(issue.message, 200),
-    });
-  }
-  return { ok: false, issues };
+/** Absent arguments mean `{}`; the schema's library decides the rest. */
+function checkWith(schema: SchemaAdapter, args: unknown): ArgumentCheck | Promise<ArgumentCheck> {
+  const outcome = schema.validate(args === undefined ? {} : args);
+  return outcome instanceof Promise ? outcome.then(argumentCheck) : argumentCheck(outcome);
+}
+
+function argumentCheck(outcome: SchemaOutcome): ArgumentCheck {
+  return outcome.ok ? { ok: true, args: outcome.value } : outcome;
 }

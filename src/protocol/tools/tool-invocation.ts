@@ -42,7 +42,7 @@ export class ToolInvocation implements HandlerInvocation {
     if (this.prepared === null) return prepareThenRun(tool, this.args, ctx);
     return tool.handler(this.args as never, ctx, this.prepared.value as never);
   }
-  toResult(value: unknown): HandlerResult {
+  toResult(value: unknown): HandlerResult | Promise<HandlerResult> {
     return this.tool.toResult(value);
   }
 }

@@ -20,7 +20,7 @@ import {
 } from "../calls/index.js";
 import type { ListCursors } from "../wire/index.js";
 import { checkParamHeaders, isPlainObject } from "../wire/index.js";
-import type { Tool } from "./define-tool.js";
+import type { ArgumentCheck, Tool } from "./define-tool.js";
 import { ToolInvocation } from "./tool-invocation.js";
 
 /**
@@ -128,6 +128,16 @@ export class ToolFeature implements ProtocolFeature {
       return host.answerError(request, ErrorCode.InvalidParams, "arguments must be an object");
     }
     const check = tool.checkArguments(params?.arguments);
+    // A schema library that validates asynchronously answers later; the request holds its stream
+    // unit meanwhile, and a throw or rejection is -32603 from the dispatcher (nothing echoed).
+    return check instanceof Promise
+      ? check.then((settled) => this.checked(request, tool, settled))
+      : this.checked(request, tool, check);
+  }
+
+  /** Runs the call once its arguments are checked, or answers why they are not valid. */
+  private checked(request: MethodRequest, tool: Tool, check: ArgumentCheck): Promise<void> {
+    const { host } = this;
     if (!check.ok) {
       // MCP 2025-11-25 tools: input validation errors are tool execution errors (`isError`), so
       // the model can read what is wrong and retry.
@@ -137,6 +147,7 @@ export class ToolFeature implements ProtocolFeature {
       return host.answerResult(request, { content: [{ type: "text", text }], isError: true });
     }
     const invocation = new ToolInvocation(tool, check.args);
+    const { params, modern } = request;
     if (
       this.tasks !== null &&
       (tool.taskSupport !== "forbidden" || (modern === null && params?.task !== undefined))

@@ -1,7 +1,8 @@
 /**
  * The wire: JSON-RPC messages and their classification, the protocol eras and versions, the
- * 2026-07-28 request envelope and its parameter headers, list cursors, content-block rules, and
- * the sink through which a transport carries one exchange's messages. Needs nothing else of the
+ * 2026-07-28 request envelope and its parameter headers, list cursors, content-block rules, the
+ * schemas that describe and check what crosses it (any Standard Schema library), and the sink
+ * through which a transport carries one exchange's messages. Needs nothing else of the
  * protocol layer.
  *
  * The room's face: what the rest of the package uses of it. Modules outside the room import
@@ -42,6 +43,14 @@ export {
 export type { ParamHeader } from "./param-headers.js";
 export { checkParamHeaders, paramHeadersOf } from "./param-headers.js";
 export type { ResponseSink, SinkListener } from "./response-sink.js";
+export type {
+  JsonSchemaObject,
+  SchemaAdapter,
+  SchemaIssue,
+  SchemaOutcome,
+  SchemaSide,
+} from "./schema-adapter.js";
+export { adaptSchema, isStandardSchema, looksLikeForeignSchema } from "./schema-adapter.js";
 export {
   ALL_PROTOCOL_VERSIONS,
   isSupportedProtocolVersion,
@@ -49,3 +58,5 @@ export {
   MODERN_PROTOCOL_VERSIONS,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "./versions.js";
+export type { StandardSchemaWithJson } from "./with-json-schema.js";
+export { withJsonSchema } from "./with-json-schema.js";
