@@ -47,6 +47,7 @@ function repositoryPaths(md: MarkdownRenderer): void {
 const guide: DefaultTheme.SidebarItem[] = [
   { text: "Getting started", link: "/getting-started" },
   { text: "Tools", link: "/tools" },
+  ...ifPage("Schemas: any library", "schemas"),
   { text: "Resources", link: "/resources" },
   { text: "Prompts", link: "/prompts" },
   { text: "Completions", link: "/completions" },
