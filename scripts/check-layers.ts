@@ -78,6 +78,8 @@ export const LAYERS: readonly Layer[] = [
   { path: "protocol/tasks", rank: 4.6, face: true },
   // MCP Apps: a `ui://` resource serving an HTML view and the tool metadata naming it.
   { path: "protocol/apps", rank: 4.6, face: true },
+  // Skills: `skill://` resources and `skills/list`/`skills/get` on the extension seam.
+  { path: "protocol/skills", rank: 4.6, face: true },
   // The transport-neutral dispatcher and the layer's face (protocol/index.ts), on top.
   { path: "protocol", rank: 4.9 },
   // Transports: they speak to clients and hand messages to the dispatcher.

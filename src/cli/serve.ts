@@ -33,6 +33,7 @@ import type { TaskStore } from "../tasks/index.js";
 import type { ServeCommand } from "./args.js";
 import { demoPrompts } from "./demo-prompts.js";
 import { demoResources, demoResourceTemplates } from "./demo-resources.js";
+import { demoSkills } from "./demo-skills.js";
 import { demoTools } from "./demo-tools.js";
 import type { UserModule } from "./load-module.js";
 
@@ -141,9 +142,10 @@ export function serveOptions(
   },
   base: McpServerOptions = {
     tools: demoTools,
-    resources: demoResources,
+    resources: [...demoResources, ...demoSkills.resources],
     resourceTemplates: demoResourceTemplates,
     prompts: demoPrompts,
+    extensions: [demoSkills.extension],
   },
 ): McpServerOptions {
   const registryOptions: {

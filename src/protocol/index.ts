@@ -146,6 +146,18 @@ export {
   type VariableCompleter,
 } from "./resources/index.js";
 export {
+  defineSkill,
+  MAX_SKILL_BYTES,
+  MAX_SKILL_RESOURCES,
+  SKILLS_EXTENSION,
+  type Skill,
+  type SkillDefinition,
+  type SkillFile,
+  type SkillsExtension,
+  type SkillsExtensionOptions,
+  skillsExtension,
+} from "./skills/index.js";
+export {
   ChangeListeners,
   DEFAULT_MAX_LISTEN_BYTES,
   DEFAULT_MAX_LISTEN_BYTES_PER_SCOPE,

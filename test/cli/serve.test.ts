@@ -50,7 +50,17 @@ describe("serveOptions", () => {
       );
       assert.deepEqual(
         (options.resources ?? []).map((resource) => resource.uri),
-        ["demo://logo.png", "demo://readme", "ui://demo/dice.html"],
+        [
+          "demo://logo.png",
+          "demo://readme",
+          "ui://demo/dice.html",
+          "skill://roll-dice/SKILL.md",
+          "skill://roll-dice/references/NOTATION.md",
+        ],
+      );
+      assert.deepEqual(
+        (options.extensions ?? []).map((extension) => extension.id),
+        ["io.modelcontextprotocol/skills"],
       );
       assert.deepEqual(
         (options.resourceTemplates ?? []).map((template) => template.uriTemplate),
