@@ -82,7 +82,9 @@ export const LAYERS: readonly Layer[] = [
   { path: "protocol/skills", rank: 4.6, face: true },
   // The transport-neutral dispatcher and the layer's face (protocol/index.ts), on top.
   { path: "protocol", rank: 4.9 },
-  // Transports: they speak to clients and hand messages to the dispatcher.
+  // Transports: they speak to clients and hand messages to the dispatcher. HTTP's folders belong
+  // to it: core/ (one request's steps), doors/ (node:http and fetch onto the core, connection
+  // bounds), operability/ (readiness and metrics).
   { path: "http", rank: 5 },
   { path: "stdio", rank: 5 },
   // What the operator sees: failed handlers reported, request and handler spans. An observer of

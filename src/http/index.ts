@@ -16,12 +16,27 @@ export {
   createAuthenticator,
   MIN_SECRET_BYTES,
 } from "./authenticate.js";
-export { CloseLatch } from "./close-latch.js";
+export { CloseLatch } from "./doors/close-latch.js";
 export {
   ConnectionBounds,
   type ConnectionBoundsOptions,
   type ConnectionCounts,
-} from "./connection-bounds.js";
+} from "./doors/connection-bounds.js";
+export {
+  createFetchHandler,
+  type FetchHandler,
+  type FetchOptions,
+  type NodeShapedRequest,
+} from "./doors/fetch-door.js";
+export {
+  createNodeListener,
+  frameworkBody,
+  type NodeRequestListener,
+  type NodeServeOptions,
+  nodeRequestInput,
+  serveNode,
+} from "./doors/node-door.js";
+export { WebResponse } from "./doors/web-response.js";
 export { createRequestCore, type EndpointConfig, type RequestCore } from "./endpoint.js";
 export {
   type ExchangeLimits,
@@ -31,29 +46,15 @@ export {
   type HttpExchangeOptions,
 } from "./exchange.js";
 export {
-  createFetchHandler,
-  type FetchHandler,
-  type FetchOptions,
-  type NodeShapedRequest,
-} from "./fetch-door.js";
-export { methodLabel, ServerMetrics } from "./metrics.js";
-export {
   ACCEPTS_JSON,
   ACCEPTS_SSE,
   acceptedMediaTypes,
   isJsonContentType,
 } from "./negotiation.js";
-export {
-  createNodeListener,
-  frameworkBody,
-  type NodeRequestListener,
-  type NodeServeOptions,
-  nodeRequestInput,
-  serveNode,
-} from "./node-door.js";
+export { methodLabel, ServerMetrics } from "./operability/metrics.js";
+export { Readiness, type ReadinessOptions, type ReadyState } from "./operability/readiness.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
 export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
-export { Readiness, type ReadinessOptions, type ReadyState } from "./readiness.js";
 export { SessionStreams, type SessionStreamsOptions } from "./session-streams.js";
 export type {
   BodyOutcome,
@@ -65,5 +66,4 @@ export type {
   ResponseHeaders,
   ResponseTarget,
 } from "./transport.js";
-export { WebResponse } from "./web-response.js";
 export { failResponse, writeEmpty, writeJson, writeText } from "./write-response.js";

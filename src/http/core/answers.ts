@@ -6,7 +6,7 @@
 import { ErrorCode } from "../../errors.js";
 import { type LimitOutcome, SCOPE_LIMIT } from "../../protocol/asking/index.js";
 import { errorResponseJson, type JsonRpcRequest } from "../../protocol/index.js";
-import { methodLabel } from "../metrics.js";
+import { methodLabel } from "../operability/metrics.js";
 import type { ResponseHeaders } from "../transport.js";
 import { writeEmpty, writeJson } from "../write-response.js";
 import type { RequestContext } from "./request-context.js";

@@ -11,9 +11,9 @@ import type { RateLimitPlan } from "../../rate-limits/index.js";
 import type { SessionStore } from "../../sessions/index.js";
 import type { Authenticator } from "../authenticate.js";
 import type { ExchangeLimits } from "../exchange.js";
-import type { ServerMetrics } from "../metrics.js";
+import type { ServerMetrics } from "../operability/metrics.js";
+import type { Readiness } from "../operability/readiness.js";
 import type { OriginPolicy } from "../origin-policy.js";
-import type { Readiness } from "../readiness.js";
 import type { SessionStreams } from "../session-streams.js";
 import type { ResponseHeaders } from "../transport.js";
 

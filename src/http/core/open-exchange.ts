@@ -7,8 +7,8 @@ import { ACQUIRED, SCOPE_LIMIT } from "../../protocol/asking/index.js";
 import { HANDLED } from "../../protocol/calls/index.js";
 import type { JsonRpcRequest } from "../../protocol/index.js";
 import { HttpExchange } from "../exchange.js";
-import { methodLabel } from "../metrics.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE } from "../negotiation.js";
+import { methodLabel } from "../operability/metrics.js";
 import { refuseBusy } from "./answers.js";
 import type { RequestContext } from "./request-context.js";
 

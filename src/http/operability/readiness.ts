@@ -7,9 +7,9 @@
  * command per probe, so `/ready` turns 503 as soon as a connection drops and costs nothing. The
  * node logs one line when its stores lose Redis and one when all of them have it back.
  */
-import type { Reachability } from "../reachability.js";
-import type { ResponseHeaders, ResponseTarget } from "./transport.js";
-import { writeJson } from "./write-response.js";
+import type { Reachability } from "../../reachability.js";
+import type { ResponseHeaders, ResponseTarget } from "../transport.js";
+import { writeJson } from "../write-response.js";
 
 /** What `/ready` says: ready, draining (closing), or a store's service unreachable. */
 export type ReadyState = "ready" | "draining" | "unavailable";

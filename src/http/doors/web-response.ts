@@ -6,7 +6,7 @@
  * backpressure and `maxStreamBufferBytes` cut work as on node:http). The host (a fetch runtime,
  * a framework's reply) cancelling the stream is the client going away.
  */
-import type { ResponseHeaders, ResponseTarget } from "./transport.js";
+import type { ResponseHeaders, ResponseTarget } from "../transport.js";
 
 /**
  * Bytes queued in the stream before a write reports backpressure; node's default

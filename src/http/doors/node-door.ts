@@ -5,8 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-import type { RequestCore } from "./endpoint.js";
-import { bufferedBody, readBody } from "./read-body.js";
+import type { RequestCore } from "../endpoint.js";
+import { bufferedBody, readBody } from "../read-body.js";
 import {
   type BodyOutcome,
   type BodySource,
@@ -18,8 +18,8 @@ import {
   type RequestInput,
   type ResponseHeaders,
   type ResponseTarget,
-} from "./transport.js";
-import { failResponse } from "./write-response.js";
+} from "../transport.js";
+import { failResponse } from "../write-response.js";
 
 /**
  * The node:http listener of a server, plus its `checkContinue` listener: registered on the

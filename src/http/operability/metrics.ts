@@ -8,11 +8,16 @@
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 
-import type { CancellationRegistry } from "../cancellation/index.js";
-import { ChannelName, type RequestCancelledMessage } from "../diagnostics.js";
-import { GLOBAL_LIMIT, type LimitOutcome } from "../protocol/asking/index.js";
-import type { DispatchObserver, HandlerEnd, HandlerInfo, ToolOutcome } from "../protocol/index.js";
-import type { ExchangeLimits } from "./exchange.js";
+import type { CancellationRegistry } from "../../cancellation/index.js";
+import { ChannelName, type RequestCancelledMessage } from "../../diagnostics.js";
+import { GLOBAL_LIMIT, type LimitOutcome } from "../../protocol/asking/index.js";
+import type {
+  DispatchObserver,
+  HandlerEnd,
+  HandlerInfo,
+  ToolOutcome,
+} from "../../protocol/index.js";
+import type { ExchangeLimits } from "../exchange.js";
 import { escapeLabel, Histogram } from "./histogram.js";
 import type { Readiness } from "./readiness.js";
 

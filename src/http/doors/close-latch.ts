@@ -4,7 +4,7 @@
  * comes first — the request's `AbortSignal`, the response stream being cancelled, the
  * connection's `'close'`.
  */
-import { type CloseListener, type CloseSignal, notifyClosed } from "./transport.js";
+import { type CloseListener, type CloseSignal, notifyClosed } from "../transport.js";
 
 /**
  * A close signal tripped by {@link CloseLatch.close}.

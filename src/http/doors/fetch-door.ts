@@ -20,13 +20,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 
-import { parseIpAddress } from "../identity/ip-address.js";
+import { parseIpAddress } from "../../identity/ip-address.js";
+import type { RequestCore } from "../endpoint.js";
+import { BODY_TIMEOUT, BODY_TOO_LARGE } from "../read-body.js";
+import type { BodyOutcome, BodySource, RequestHeaders, RequestInput } from "../transport.js";
+import { failResponse } from "../write-response.js";
 import { CloseLatch } from "./close-latch.js";
-import type { RequestCore } from "./endpoint.js";
-import { BODY_TIMEOUT, BODY_TOO_LARGE } from "./read-body.js";
-import type { BodyOutcome, BodySource, RequestHeaders, RequestInput } from "./transport.js";
 import { WebResponse } from "./web-response.js";
-import { failResponse } from "./write-response.js";
 
 /** Per-call options of a {@link FetchHandler}. */
 export interface FetchOptions {

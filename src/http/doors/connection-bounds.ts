@@ -19,13 +19,13 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
-import { channels } from "../diagnostics.js";
+import { channels } from "../../diagnostics.js";
 import {
   clientBucket,
   isTrustedAddress,
   parseIpAddress,
   type TrustProxy,
-} from "../identity/index.js";
+} from "../../identity/index.js";
 
 /** The bounds of {@link ConnectionBounds}. */
 export interface ConnectionBoundsOptions {
