@@ -63,6 +63,8 @@ export const OPTION = Object.freeze({
   /** A duration compared with a clock, never handed to a timer (so no timer limit). */
   durationMs: kind(z.number().gt(0).finite(), "a positive finite number of milliseconds"),
   boolean: kind(z.boolean(), "a boolean"),
+  /** Any string. */
+  text: kind(z.string(), "a string"),
   /** A short display string such as `serverInfo.name`. */
   label: kind(z.string().min(1).max(200), "a string of 1-200 characters"),
   logger: kind(
@@ -108,4 +110,188 @@ export function readOption<T, F = T>(
   const parsed = option.schema.safeParse(value);
   if (!parsed.success) throw new InvalidOptionError(name, option.expected, value);
   return parsed.data;
+}
+
+/**
+ * What the declaration of one option says: how it is read and how the reference shows it. Held
+ * in {@link OPTION_DOCS} beside the option's zod schema, so the schema, the check, the default and
+ * the documentation are one declaration (`npm run docs:options` writes docs/reference/ from it).
+ */
+export interface OptionDoc {
+  /** What the option does, for the reference: one or a few sentences. */
+  readonly description: string;
+  /** What it accepts ("a positive integer"), as an error message and the reference say it. */
+  readonly accepts: string;
+  /** The default as the reference shows it ("64", "none", "random per process"). */
+  readonly default: string;
+  /** Reads a given (or absent) value, naming `name` in an error. */
+  readonly read: (value: unknown, name: string) => unknown;
+  /** Set on a group: the value is an object of the options its schema declares. */
+  readonly group?: true;
+}
+
+/** The declarations of every option, by schema (a zod registry). */
+export const OPTION_DOCS = z.registry<OptionDoc>();
+
+/** A declared option: its schema, registered in {@link OPTION_DOCS}. */
+export type DeclaredOption<T> = z.ZodOptional<z.ZodType<T>>;
+
+/**
+ * Declares an option of a kind: its default (used when the value is absent) and its description.
+ * `shown` replaces the default in the reference when it is computed or not a literal.
+ *
+ * @example
+ * ```ts
+ * const shape = {
+ *   maxBodyBytes: option(OPTION.positiveInteger, { default: 1_048_576, description: "Largest body." }),
+ * };
+ * ```
+ */
+export function option<T>(
+  kind: OptionKind<T>,
+  doc: { readonly default: T | undefined; readonly description: string; readonly shown?: string },
+): DeclaredOption<T> {
+  const fallback = doc.default;
+  return declare(kind.schema.optional() as DeclaredOption<T>, {
+    description: doc.description,
+    accepts: kind.expected,
+    default: doc.shown ?? showDefault(fallback),
+    read: (value, name) => readOption(kind, name, value, fallback),
+  });
+}
+
+/**
+ * Declares an option read by its own function (an object checked member by member, a hook, a
+ * store): `read` returns the value to use, or throws {@link InvalidOptionError} naming the option.
+ *
+ * @example
+ * ```ts
+ * const registry = customOption<CancellationRegistry>({
+ *   accepts: "a CancellationRegistry", default: "a new one", description: "The registry to share.",
+ *   read: (value, name) => value as CancellationRegistry,
+ * });
+ * ```
+ */
+export function customOption<T>(doc: {
+  readonly accepts: string;
+  readonly default: string;
+  readonly description: string;
+  readonly read: (value: unknown, name: string) => unknown;
+}): DeclaredOption<T> {
+  return declare(z.custom<T>().optional() as DeclaredOption<T>, doc);
+}
+
+/**
+ * Declares a group of options: an object whose members are declared options. Absent, every
+ * member takes its default.
+ *
+ * @example
+ * ```ts
+ * const timeouts = optionGroup({ closeGraceMs: option(OPTION.timerOrZeroMs, { default: 5_000, description: "…" }) }, "Timeouts.");
+ * ```
+ */
+export function optionGroup<S extends z.ZodRawShape>(
+  shape: S,
+  description: string,
+): z.ZodOptional<z.ZodObject<S>> {
+  const schema = z.object(shape);
+  return declare(schema.optional(), {
+    description,
+    accepts: "an object",
+    default: "every member's default",
+    group: true,
+    read: (value, name) => readOptions(schema, value, { prefix: `${name}.` }),
+  });
+}
+
+function declare<S extends z.ZodType>(schema: S, doc: OptionDoc): S {
+  OPTION_DOCS.add(schema, doc);
+  return schema;
+}
+
+/** The declaration of an option's schema; a schema declared without one is a bug. */
+export function optionDoc(schema: unknown): OptionDoc {
+  const doc = OPTION_DOCS.get(schema as z.ZodType);
+  if (doc === undefined) throw new Error("conduit-mcp: an option schema without a declaration");
+  return doc;
+}
+
+/**
+ * Reads an options object against its declared schema: every declared member checked (in
+ * declaration order) and defaulted. Members the schema does not declare are ignored.
+ * `names` gives the name an error uses for a member path (a deprecated spelling, say).
+ *
+ * @throws InvalidOptionError naming the first refused option.
+ * @example
+ * ```ts
+ * const timeouts = readOptions(TIMEOUT_OPTIONS, input.timeouts, { prefix: "timeouts." });
+ * ```
+ */
+export function readOptions(
+  schema: z.ZodObject,
+  value: unknown,
+  how: { readonly prefix?: string; readonly names?: ReadonlyMap<string, string> | undefined } = {},
+): Record<string, unknown> {
+  const prefix = how.prefix ?? "";
+  if (
+    value !== undefined &&
+    (typeof value !== "object" || value === null || Array.isArray(value))
+  ) {
+    throw new InvalidOptionError(
+      prefix === "" ? "options" : prefix.slice(0, -1),
+      "an object",
+      value,
+    );
+  }
+  const input = (value ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(schema.shape)) {
+    const path = `${prefix}${key}`;
+    const doc = optionDoc(member);
+    const given = Object.hasOwn(input, key) ? input[key] : undefined;
+    if (doc.group === true) {
+      const inner = (member as z.ZodOptional<z.ZodObject>).unwrap();
+      out[key] = readOptions(inner, given, { prefix: `${path}.`, names: how.names });
+    } else {
+      out[key] = doc.read(given, how.names?.get(path) ?? path);
+    }
+  }
+  return out;
+}
+
+/** One declared option as the reference lists it. */
+export interface OptionEntry extends Omit<OptionDoc, "read" | "group"> {
+  /** The option's path, e.g. `limits.maxBodyBytes`. */
+  readonly path: string;
+  readonly group: boolean;
+}
+
+/**
+ * Every option an options schema declares, groups first then their members, in declaration
+ * order: what the reference generator and its test read.
+ *
+ * @example
+ * ```ts
+ * for (const entry of listOptions(SERVER_OPTIONS)) console.log(entry.path, entry.default);
+ * ```
+ */
+export function listOptions(schema: z.ZodObject, prefix = ""): OptionEntry[] {
+  const entries: OptionEntry[] = [];
+  for (const [key, member] of Object.entries(schema.shape)) {
+    const { read: _read, group, ...doc } = optionDoc(member);
+    const path = `${prefix}${key}`;
+    entries.push({ ...doc, path, group: group === true });
+    if (group === true) {
+      const inner = (member as z.ZodOptional<z.ZodObject>).unwrap();
+      entries.push(...listOptions(inner, `${path}.`));
+    }
+  }
+  return entries;
+}
+
+function showDefault(value: unknown): string {
+  if (value === undefined) return "none";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === Number.POSITIVE_INFINITY) return "Infinity";
+  return String(value);
 }

@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { InvalidOptionError } from "../errors.js";
 import { parseTrustProxy } from "../identity/index.js";
 import { canonicalResource, scopeList, serviceUrl } from "../identity/oauth/index.js";
+import { HTTP_ONLY_FLAGS, PARSE_OPTIONS, usageOptions } from "./flags.js";
 
 /** `conduit-mcp serve …`: everything needed to build and start the demo server. */
 export interface ServeCommand {
@@ -134,116 +135,14 @@ a default options object ({ tools, ... }), or tools (an array named "tools", or 
 results under any name); without MODULE, the demo tools (echo, sleep, count, crunch, stubborn).
 
 Options:
-  --host HOST                    interface to bind (default ${DEFAULT_HOST})
-  --port PORT                    TCP port, 0 picks a free one (default ${DEFAULT_PORT})
-  --sessions                     mint Mcp-Session-Id on initialize
-  --require-session              reject requests without a session (implies --sessions)
-  --token ID=SECRET              accept "Authorization: Bearer SECRET" as principal ID
-                                 (repeatable; tokens then scope cancellation per principal;
-                                 SECRET at least 16 bytes)
-  --token-file PATH              read ID=SECRET lines from PATH (blank lines and # comments
-                                 ignored), so secrets stay out of the process list
-  --oauth-issuer URL             accept OAuth access tokens (JWT) issued by URL (exact iss)
-  --oauth-jwks-url URL           the issuer's JWKS (https; http only on loopback)
-  --oauth-audience URI           this server's canonical URI, the audience tokens must name
-                                 (default: the endpoint URL; required on a public --host)
-  --oauth-scopes a,b             scopes every token must hold (403 insufficient_scope)
-  --oauth-authorization-server URL
-                                 published in the protected resource metadata (repeatable;
-                                 default: the issuer)
-  --metrics-auth                 GET /metrics needs the same credentials as /mcp
-  --trust-proxy HOPS|CIDR[,CIDR] read X-Forwarded-For from this many proxies, or from
-                                 proxies in these ranges (also: loopback, linklocal, uniquelocal)
-  --max-rows N|infinity          global cap of cancellation rows (default 10000)
-  --max-rows-per-scope N|infinity
-                                 cancellation rows per tenant scope (default 256)
-  --row-ttl-ms MS                cancellation rows older than this are removed by the
-                                 janitor, which runs at least every MS (default 300000)
-  --max-tasks N|infinity         global cap of tasks, running or finished (default 10000)
-  --max-tasks-per-scope N|infinity
-                                 tasks one client may hold; a finished one makes room,
-                                 beyond that a new task is refused (default 100)
-  --max-sessions-per-scope N     sessions one client (principal or IP bucket) may hold;
-                                 beyond, initialize gets 429 (default 64)
-  --max-requests-per-scope N     requests one client may have running; beyond, 429
-                                 (default 64)
-  --max-requests N               requests running in all; beyond, 503 (default 10000)
-  --stream-cancel-timeout MS     how long a cancelled tool may run before it is abandoned
-                                 (default 5000)
-  --close-grace MS               on SIGINT/SIGTERM, how long in-flight calls may finish
-                                 before they are cancelled (default 5000)
-  --drain-ms MS                  the same as --close-grace (the deploy guide's name)
-  --metrics                      serve Prometheus metrics at GET /metrics
-  --redis URL                    share cancellations and in-flight requests (and, with
-                                 --sessions, sessions) with every node on this Redis
-                                 (redis:// or rediss://; default $REDIS_URL when set;
-                                 needs the optional ioredis package). --max-rows and
-                                 --max-rows-per-scope then bound the shared table; tasks
-                                 are shared too (--max-tasks, --max-tasks-per-scope)
-  --redis-lease-ms MS            this node's lease in Redis, renewed every MS/3; entries of
-                                 a node that died without closing go, and its running tasks
-                                 turn failed, within about two leases (default 15000; needs
-                                 --redis)
-  --redis-share-after-ms MS      how long a call runs before its in-flight entry goes to
-                                 Redis; shorter calls cost no Redis round trip (0..60000,
-                                 default 50; needs --redis)
-  --state-key-file PATH          keys sealing the requestState of input_required results
-                                 (ctx.elicit/sample/roots), one a line, newest first, each at
-                                 least 32 bytes; give every node the same file so a retry can
-                                 reach any of them (default: a random key per process)
-  --secret-file PATH             the secrets every node behind one load balancer shares, in
-                                 the format of --state-key-file: the list-cursor secret (from
-                                 the first line) and, without --state-key-file, the
-                                 requestState keys, so a next page or a retry may reach any
-                                 node (default
-                                 $CONDUIT_MCP_SECRET_FILE when set, else random per process;
-                                 required with --redis on a non-loopback --host)
-  --stdio                        serve over stdin/stdout (one client: the process that
-                                 started this one) instead of HTTP; logs go to stderr and
-                                 the process exits when stdin closes
-  -h, --help                     show this help
-  -v, --version                  show the version
+${usageOptions()}
 
 Over HTTP, the first line on stdout is "conduit-mcp listening on http://HOST:PORT/mcp".
 With --stdio, stdout carries only MCP messages.
 SIGINT or SIGTERM closes the server gracefully. Exit codes: 0 ok, 1 runtime error, 2 bad usage
 (a module that cannot be loaded or exports nothing to serve included).`;
 
-const OPTIONS = {
-  host: { type: "string" },
-  port: { type: "string" },
-  sessions: { type: "boolean" },
-  "require-session": { type: "boolean" },
-  token: { type: "string", multiple: true },
-  "token-file": { type: "string" },
-  "oauth-issuer": { type: "string" },
-  "oauth-jwks-url": { type: "string" },
-  "oauth-audience": { type: "string" },
-  "oauth-scopes": { type: "string" },
-  "oauth-authorization-server": { type: "string", multiple: true },
-  "metrics-auth": { type: "boolean" },
-  "trust-proxy": { type: "string" },
-  "max-rows": { type: "string" },
-  "max-rows-per-scope": { type: "string" },
-  "row-ttl-ms": { type: "string" },
-  "max-tasks": { type: "string" },
-  "max-tasks-per-scope": { type: "string" },
-  "max-sessions-per-scope": { type: "string" },
-  "max-requests-per-scope": { type: "string" },
-  "max-requests": { type: "string" },
-  "stream-cancel-timeout": { type: "string" },
-  "close-grace": { type: "string" },
-  "drain-ms": { type: "string" },
-  metrics: { type: "boolean" },
-  redis: { type: "string" },
-  "redis-lease-ms": { type: "string" },
-  "redis-share-after-ms": { type: "string" },
-  "state-key-file": { type: "string" },
-  "secret-file": { type: "string" },
-  stdio: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-  version: { type: "boolean", short: "v" },
-} as const;
+const OPTIONS = PARSE_OPTIONS;
 
 /**
  * Parses `argv` (without the node and script paths). `env` supplies `REDIS_URL` when `--redis`
@@ -469,24 +368,6 @@ function keyFile(flag: string, path: string): string[] {
   if (keys.length === 0) throw new UsageProblem(`${flag} ${show(path)} has no key`);
   return keys;
 }
-
-/** Flags that configure the HTTP door only (refused with `--stdio`). */
-const HTTP_ONLY_FLAGS = [
-  "host",
-  "port",
-  "sessions",
-  "require-session",
-  "token",
-  "token-file",
-  "oauth-issuer",
-  "oauth-jwks-url",
-  "oauth-audience",
-  "oauth-scopes",
-  "oauth-authorization-server",
-  "metrics-auth",
-  "trust-proxy",
-  "metrics",
-] as const;
 
 /** Decimal digits only: `Number()` would also accept "", " 1", "0x10", "1e3". */
 function integer(flag: string, text: string, min: number, max: number): number {

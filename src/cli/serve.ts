@@ -24,6 +24,7 @@ import type { RedisBackends } from "../redis/index.js";
 import type { ServerReplyBus } from "../replies/index.js";
 import {
   createMcpServer,
+  groupFlatOptions,
   type McpServer,
   type McpServerOptions,
   serveStdio,
@@ -140,7 +141,7 @@ export function serveOptions(
     /** The sweep period of the shared task store (`createRedisBackends`: once per lease). */
     readonly serverOptions?: { readonly tasks: { readonly sweepIntervalMs: number } };
   },
-  base: McpServerOptions = {
+  given: McpServerOptions = {
     tools: demoTools,
     resources: [...demoResources, ...demoSkills.resources],
     resourceTemplates: demoResourceTemplates,
@@ -148,6 +149,8 @@ export function serveOptions(
     extensions: [demoSkills.extension],
   },
 ): McpServerOptions {
+  // The module's options in their grouped spelling, so a flag lands beside what it replaces.
+  const base = groupFlatOptions(given).grouped;
   const registryOptions: {
     -readonly [K in keyof CancellationRegistryOptions]: CancellationRegistryOptions[K];
   } = {};
@@ -176,21 +179,36 @@ export function serveOptions(
           ? { maxSessionsPerScope: command.maxSessionsPerScope }
           : command.sessions;
   } else options.sessions = base.sessions ?? false;
-  options.requireSession = command.requireSession || (base.requireSession ?? false);
-  options.metrics = command.metrics || (base.metrics ?? false);
+  options.http = {
+    ...base.http,
+    requireSession: command.requireSession || (base.http?.requireSession ?? false),
+    metrics: command.metrics || (base.http?.metrics ?? false),
+    ...(command.metricsAuth === true ? { metricsAuth: true } : {}),
+    ...(command.trustProxy === undefined ? {} : { trustProxy: command.trustProxy }),
+  };
   if (Object.keys(command.tokens).length > 0 || command.oauth !== undefined) {
     options.auth = {
       ...base.auth,
       ...(Object.keys(command.tokens).length > 0 ? { tokens: { ...command.tokens } } : {}),
-      ...(command.oauth === undefined ? {} : { oauth: oauthOptions(command, base.path) }),
+      ...(command.oauth === undefined ? {} : { oauth: oauthOptions(command, base.http?.path) }),
     };
   }
-  if (command.metricsAuth === true) options.metricsAuth = true;
-  if (command.trustProxy !== undefined) options.trustProxy = command.trustProxy;
-  if (command.streamCancelTimeoutMs !== undefined) {
-    options.streamCancelTimeoutMs = command.streamCancelTimeoutMs;
-  }
-  if (command.closeGraceMs !== undefined) options.closeGraceMs = command.closeGraceMs;
+  options.timeouts = {
+    ...base.timeouts,
+    ...(command.streamCancelTimeoutMs === undefined
+      ? {}
+      : { streamCancelTimeoutMs: command.streamCancelTimeoutMs }),
+    ...(command.closeGraceMs === undefined ? {} : { closeGraceMs: command.closeGraceMs }),
+  };
+  options.limits = {
+    ...base.limits,
+    ...(command.maxConcurrentRequestsPerScope === undefined
+      ? {}
+      : { maxConcurrentRequestsPerScope: command.maxConcurrentRequestsPerScope }),
+    ...(command.maxConcurrentRequests === undefined
+      ? {}
+      : { maxConcurrentRequests: command.maxConcurrentRequests }),
+  };
   if (command.stateKeys !== undefined) {
     options.inputRequired = { ...base.inputRequired, keys: [...command.stateKeys] };
   }
@@ -198,18 +216,12 @@ export function serveOptions(
     if (command.stateKeys === undefined) {
       options.inputRequired = { ...base.inputRequired, keys: [...command.secrets] };
     }
-    options.cursorSecret = cursorSecretOf(command.secrets[0] as string);
+    options.lists = { ...base.lists, cursorSecret: cursorSecretOf(command.secrets[0] as string) };
   }
   if (shared?.replyBus !== undefined) {
     options.serverRequests = { ...base.serverRequests, bus: shared.replyBus };
   }
   if (shared?.changeFeed !== undefined) options.changeFeed = shared.changeFeed;
-  if (command.maxConcurrentRequestsPerScope !== undefined) {
-    options.maxConcurrentRequestsPerScope = command.maxConcurrentRequestsPerScope;
-  }
-  if (command.maxConcurrentRequests !== undefined) {
-    options.maxConcurrentRequests = command.maxConcurrentRequests;
-  }
   // A module that turned tasks off keeps them off.
   const baseTasks = base.tasks;
   if (baseTasks === false) return options;
@@ -256,9 +268,9 @@ export class StartRefused extends Error {
 function requireSharedSecrets(command: ServeCommand, loaded: UserModule | undefined): void {
   if (command.redis === undefined || command.secrets !== undefined) return;
   if (command.stdio || isLoopbackListenHost(command.host)) return;
-  const own = loaded?.kind === "options" ? loaded.options : undefined;
+  const own = loaded?.kind === "options" ? groupFlatOptions(loaded.options).grouped : undefined;
   const keys = command.stateKeys !== undefined || own?.inputRequired?.keys !== undefined;
-  if (own?.cursorSecret !== undefined && keys) return;
+  if (own?.lists?.cursorSecret !== undefined && keys) return;
   throw new StartRefused(
     `--redis on ${command.host} needs --secret-file PATH (or CONDUIT_MCP_SECRET_FILE), the same file on every node: without it each node seals list cursors and requestState with its own random key, and a next page or a retry that reaches another node is refused`,
   );

@@ -28,7 +28,6 @@ import { parseTrustProxy } from "../identity/index.js";
 import type { ResourceServer } from "../identity/oauth/index.js";
 import { resolvePoolOptions } from "../isolation/pool-options.js";
 import { WorkerPool } from "../isolation/worker-pool.js";
-import { integerBetween, readOption } from "../option-schema.js";
 import {
   type InputRequiredOptions,
   type InputRequiredSettings,
@@ -37,10 +36,7 @@ import {
 } from "../protocol/asking/index.js";
 import {
   ChangeListeners,
-  checkPrimitiveFields,
   Dispatcher,
-  type Extension,
-  isExtensionId,
   type PrimitiveCollection,
   type Prompt,
   type ResourceCollection,
@@ -264,7 +260,7 @@ class ConduitMcpServer implements McpServer {
     this.metrics = options.metrics
       ? new ServerMetrics(
           options.tools.map((tool) => tool.name),
-          extensionsOf(input.extensions).flatMap((extension) => Object.keys(extension.methods)),
+          options.extensions.flatMap((extension) => Object.keys(extension.methods)),
         )
       : null;
     this.metrics?.subscribe();
@@ -357,14 +353,24 @@ class ConduitMcpServer implements McpServer {
     resolvePoolOptions(poolOptions);
     const reporter = new ErrorReporter(options.onError);
     this.dispatcher = new Dispatcher({
-      ...surfaceOptions(input),
       name: options.name,
       version: options.version,
+      title: options.title,
+      description: options.description,
+      icons: options.icons,
+      websiteUrl: options.websiteUrl,
+      instructions: options.instructions,
+      cursorSecret: options.cursorSecret,
+      inputRequired: inputRequiredOf(options.inputRequired),
+      serverRequests: serverRequestSettings(options.serverRequests),
+      pageSize: options.pageSize,
+      maxUriLength: options.maxUriLength,
+      maxTemplateValueLength: options.maxTemplateValueLength,
       tools: options.tools,
-      resources: input.resources,
-      resourceTemplates: input.resourceTemplates,
-      prompts: input.prompts,
-      extensions: extensionsOf(input.extensions),
+      resources: options.resources,
+      resourceTemplates: options.resourceTemplates,
+      prompts: options.prompts,
+      extensions: options.extensions,
       registry: this.registry,
       streamCancelTimeoutMs: options.streamCancelTimeoutMs,
       toolTimeoutMs: options.toolTimeoutMs,
@@ -382,7 +388,7 @@ class ConduitMcpServer implements McpServer {
         return this.pool;
       },
       cacheTtlMs: options.cacheTtlMs,
-      tasks: input.tasks,
+      tasks: options.tasks,
       // MCP 2025-11-25 "Runtime Insufficient Scope Errors": the 403 names the metadata too.
       insufficientScopeChallenge:
         authenticate?.resourceServer === undefined || authenticate.resourceServer === null
@@ -679,83 +685,6 @@ function resourceUpdatedJson(uri: string): string {
     method: "notifications/resources/updated",
     params: { uri },
   });
-}
-
-/** The server-surface options, checked (each bad value throws InvalidOptionError naming it). */
-/** The `extensions` option, checked: an array of what `defineExtension` returned. */
-function extensionsOf(extensions: McpServerOptions["extensions"]): readonly Extension[] {
-  if (extensions === undefined) return [];
-  if (!Array.isArray(extensions)) {
-    throw new InvalidOptionError("extensions", "an array of defineExtension results", extensions);
-  }
-  for (const extension of extensions) {
-    if (!isExtensionValue(extension)) {
-      throw new InvalidOptionError("extensions[]", "what defineExtension returned", extension);
-    }
-  }
-  return extensions;
-}
-
-function isExtensionValue(value: unknown): value is Extension {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    Object.isFrozen(value) &&
-    isExtensionId((value as Extension).id) &&
-    typeof (value as Extension).methods === "object"
-  );
-}
-
-function surfaceOptions(input: McpServerOptions) {
-  const { title, description, icons, websiteUrl, instructions } = input;
-  // The identity fields share the checks of every definition's title, description and icons.
-  checkPrimitiveFields("server", { name: "server", title, description, icons } as never);
-  if (
-    websiteUrl !== undefined &&
-    !(typeof websiteUrl === "string" && /^https?:\/\//.test(websiteUrl) && URL.canParse(websiteUrl))
-  ) {
-    throw new InvalidOptionError("websiteUrl", "an http(s) URL", websiteUrl);
-  }
-  if (instructions !== undefined && typeof instructions !== "string") {
-    throw new InvalidOptionError("instructions", "a string", instructions);
-  }
-  const cursorSecret = input.cursorSecret;
-  if (
-    cursorSecret !== undefined &&
-    !(
-      (typeof cursorSecret === "string" || cursorSecret instanceof Uint8Array) &&
-      Buffer.byteLength(cursorSecret) >= 32
-    )
-  ) {
-    throw new InvalidOptionError(
-      "cursorSecret",
-      "a string or bytes of at least 32 bytes",
-      "(hidden)",
-    );
-  }
-  return {
-    title,
-    description,
-    icons,
-    websiteUrl,
-    instructions,
-    cursorSecret,
-    inputRequired: inputRequiredOf(input.inputRequired),
-    serverRequests: serverRequestSettings(input.serverRequests),
-    pageSize: readOption(integerBetween(1, 10_000), "pageSize", input.pageSize, 100),
-    maxUriLength: readOption(
-      integerBetween(64, 1_048_576),
-      "maxUriLength",
-      input.maxUriLength,
-      8_192,
-    ),
-    maxTemplateValueLength: readOption(
-      integerBetween(1, 1_048_576),
-      "maxTemplateValueLength",
-      input.maxTemplateValueLength,
-      1_024,
-    ),
-  };
 }
 
 /** The `inputRequired` option, checked (a bad value throws InvalidOptionError naming it). */

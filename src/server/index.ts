@@ -23,11 +23,16 @@ export {
   type McpServer,
 } from "./create-mcp-server.js";
 export {
-  DEFAULTS,
+  type DeprecatedFlatOptions,
+  groupFlatOptions,
+  type HttpOptions,
+  type LimitOptions,
+  type ListOptions,
   type McpServerOptions,
   PACKAGE_VERSION,
   type ResolvedOptions,
   resolveOptions,
   type SessionOptions,
+  type TimeoutOptions,
 } from "./options.js";
 export { type StdioOptions, type StdioServing, serveStdio } from "./serve-stdio.js";

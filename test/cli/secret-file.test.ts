@@ -168,11 +168,15 @@ describe("--secret-file parsing", () => {
     const options = serveOptions(serve(["serve", "--secret-file", SECRET_FILE]));
     try {
       assert.deepEqual(options.inputRequired?.keys, [SECRET]);
-      const cursorSecret = options.cursorSecret as Uint8Array;
+      const cursorSecret = options.lists?.cursorSecret as Uint8Array;
       assert.equal(cursorSecret.byteLength, 32);
       assert.notDeepEqual(Buffer.from(cursorSecret), Buffer.from(SECRET).subarray(0, 32));
       const again = serveOptions(serve(["serve"], { CONDUIT_MCP_SECRET_FILE: SECRET_FILE }));
-      assert.deepEqual(again.cursorSecret, cursorSecret, "CONDUIT_MCP_SECRET_FILE, same secret");
+      assert.deepEqual(
+        again.lists?.cursorSecret,
+        cursorSecret,
+        "CONDUIT_MCP_SECRET_FILE, same secret",
+      );
       void again.registry?.close();
     } finally {
       void options.registry?.close();
@@ -186,7 +190,7 @@ describe("--secret-file parsing", () => {
       serve(["serve", "--secret-file", SECRET_FILE, "--state-key-file", keysFile]),
     );
     assert.deepEqual(both.inputRequired?.keys, ["requestState keys of their own, 32+ bytes"]);
-    assert.equal((both.cursorSecret as Uint8Array).byteLength, 32);
+    assert.equal((both.lists?.cursorSecret as Uint8Array | undefined)?.byteLength, 32);
     void both.registry?.close();
     const short = join(dir, "short");
     writeFileSync(short, "# comment\ntoo short\n");

@@ -28,12 +28,12 @@ describe("serveOptions", () => {
     const options = serveOptions(command([]));
     try {
       assert.equal(options.auth, undefined);
-      assert.equal(options.trustProxy, undefined);
-      assert.equal(options.streamCancelTimeoutMs, undefined);
-      assert.equal(options.closeGraceMs, undefined);
+      assert.equal(options.http?.trustProxy, undefined);
+      assert.equal(options.timeouts?.streamCancelTimeoutMs, undefined);
+      assert.equal(options.timeouts?.closeGraceMs, undefined);
       assert.equal(options.sessions, false);
-      assert.equal(options.requireSession, false);
-      assert.equal(options.metrics, false);
+      assert.equal(options.http?.requireSession, false);
+      assert.equal(options.http?.metrics, false);
       assert.deepEqual(
         (options.tools ?? []).map((tool) => tool.name),
         [
@@ -96,12 +96,12 @@ describe("serveOptions", () => {
       assert.deepEqual(options.auth, {
         tokens: { "secret-s1-0123456789": "alice", "secret-s2-0123456789": "bob" },
       });
-      assert.equal(options.trustProxy, 1);
-      assert.equal(options.streamCancelTimeoutMs, 200);
-      assert.equal(options.closeGraceMs, 50);
+      assert.equal(options.http?.trustProxy, 1);
+      assert.equal(options.timeouts?.streamCancelTimeoutMs, 200);
+      assert.equal(options.timeouts?.closeGraceMs, 50);
       assert.equal(options.sessions, true);
-      assert.equal(options.requireSession, true);
-      assert.equal(options.metrics, true);
+      assert.equal(options.http?.requireSession, true);
+      assert.equal(options.http?.metrics, true);
     } finally {
       await options.registry?.close();
     }
@@ -138,8 +138,8 @@ describe("serveOptions", () => {
     );
     try {
       assert.deepEqual(options.sessions, { maxSessionsPerScope: 3 });
-      assert.equal(options.maxConcurrentRequestsPerScope, 5);
-      assert.equal(options.maxConcurrentRequests, 50);
+      assert.equal(options.limits?.maxConcurrentRequestsPerScope, 5);
+      assert.equal(options.limits?.maxConcurrentRequests, 50);
     } finally {
       await options.registry?.close();
     }
