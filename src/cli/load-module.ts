@@ -4,7 +4,8 @@
  *
  * 1. a server made by `createMcpServer` (`export const server = …` or the default export), served
  *    as it is;
- * 2. an options object for `createMcpServer` as the default export (`export default { tools }`);
+ * 2. an options object for `createMcpServer` as the default export (`export default { tools }`,
+ *    or `{ extensions }`);
  * 3. named exports: `tools` (an array), and any tool made by `defineTool` under any name.
  *
  * A `.ts` module is loaded through `tsx` when the user's project has it (register-tsx.ts). Every
@@ -77,7 +78,8 @@ function servable(namespace: Record<string, unknown>, path: string): UserModule 
   }
   const fallback = namespace.default;
   if (isConduitServer(fallback)) return { kind: "server", server: fallback };
-  if (isObject(fallback) && "tools" in fallback) {
+  // An options object serves tools, extensions, or both.
+  if (isObject(fallback) && ("tools" in fallback || "extensions" in fallback)) {
     return { kind: "options", options: fallback as unknown as McpServerOptions };
   }
   const tools: Tool[] = [];
