@@ -135,6 +135,7 @@ export type {
 export {
   defineResource,
   defineResourceTemplate,
+  type ListedResource,
   type ReadCaching,
   type Resource,
   type ResourceAnnotations,
@@ -143,6 +144,8 @@ export {
   type ResourceFieldsBase,
   type ResourceTemplate,
   type ResourceTemplateDefinition,
+  type TemplateLister,
+  type TemplateListPage,
   type VariableCompleter,
 } from "./resources/index.js";
 export {

@@ -8,12 +8,13 @@
 import { UriTemplateMatcher } from "uri-template-matcher";
 
 import { InvalidOptionError } from "../../errors.js";
-import type { ToolContext, VisibilityContext } from "../calls/index.js";
+import type { Icon, ToolContext, VisibilityContext } from "../calls/index.js";
 import { isPlainObject } from "../wire/index.js";
 import {
   type CheckedResourceFields,
   checkResourceFields,
   MAX_DEFINED_URI_LENGTH,
+  type ResourceAnnotations,
   type ResourceFieldsBase,
 } from "./define-resource.js";
 import type { ResourceReadValue } from "./resource-contents.js";
@@ -24,6 +25,45 @@ export type VariableCompleter = (
   context: { readonly arguments: Readonly<Record<string, string>> },
   ctx: VisibilityContext,
 ) => readonly string[] | Promise<readonly string[]>;
+
+/** One resource a template stands for, as `resources/list` shows it (MCP `Resource`). */
+export interface ListedResource {
+  /** The resource's URI: it must match the template (a read of it reaches the template). */
+  readonly uri: string;
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  /** Default: the template's `mimeType`. */
+  readonly mimeType?: string;
+  readonly size?: number;
+  readonly annotations?: ResourceAnnotations;
+  readonly icons?: readonly Icon[];
+  readonly _meta?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One page of a template's resources: `nextCursor` (at most 1 024 characters) is where the
+ * template's next page starts, handed back to `list` as `cursor`; absent, this was the last.
+ */
+export interface TemplateListPage {
+  readonly resources: readonly ListedResource[];
+  readonly nextCursor?: string;
+}
+
+/**
+ * Enumerates the resources a template stands for, for `resources/list`: every one at once (an
+ * array), or a page at a time (`cursor` is undefined for the first page, then the `nextCursor`
+ * the previous page returned; the server seals it in the client's cursor, so it comes back only
+ * to this template, for the same caller). `ctx` is a handler's context: who asks, and a signal
+ * that aborts if the request is cancelled.
+ */
+export type TemplateLister = (
+  request: { readonly cursor: string | undefined },
+  ctx: ToolContext,
+) =>
+  | TemplateListPage
+  | readonly ListedResource[]
+  | Promise<TemplateListPage | readonly ListedResource[]>;
 
 /** What {@link defineResourceTemplate} takes. */
 export interface ResourceTemplateDefinition extends ResourceFieldsBase {
@@ -36,6 +76,12 @@ export interface ResourceTemplateDefinition extends ResourceFieldsBase {
     request: { readonly uri: string; readonly variables: Readonly<Record<string, string>> },
     ctx: ToolContext,
   ) => Promise<ResourceReadValue> | ResourceReadValue;
+  /**
+   * Lists the concrete resources the template stands for: they join `resources/list` after the
+   * server's own resources, paged like it (docs/schemas.md, "Resource template lists"). Absent:
+   * the template is listed only in `resources/templates/list`.
+   */
+  readonly list?: TemplateLister;
 }
 
 /** The outcome of matching a URI against a template. */
@@ -57,6 +103,8 @@ export interface ResourceTemplate {
   readonly cacheScope: "public" | "private";
   readonly ttlMs: number | null;
   readonly read: ResourceTemplateDefinition["read"];
+  /** What enumerates its resources for `resources/list`, or null. */
+  readonly list: TemplateLister | null;
   /** @internal Matches a URI; values longer than `maxValueLength` make it `tooLong`. */
   match(uri: string, maxValueLength: number): TemplateMatch;
   /** The completer of one variable, or null. */
@@ -88,7 +136,7 @@ export function defineResourceTemplate(definition: ResourceTemplateDefinition): 
   if (!isPlainObject(definition)) {
     throw new InvalidOptionError("resource template", "an object", definition);
   }
-  const { uriTemplate, complete, read } = definition;
+  const { uriTemplate, complete, read, list } = definition;
   if (
     typeof uriTemplate !== "string" ||
     uriTemplate.length === 0 ||
@@ -115,6 +163,9 @@ export function defineResourceTemplate(definition: ResourceTemplateDefinition): 
   const base: CheckedResourceFields = checkResourceFields(label, definition);
   if (typeof read !== "function")
     throw new InvalidOptionError(`${label}: read`, "a function", read);
+  if (list !== undefined && typeof list !== "function") {
+    throw new InvalidOptionError(`${label}: list`, "a function", list);
+  }
   const completers = new Map<string, VariableCompleter>();
   if (complete !== undefined) {
     if (!isPlainObject(complete)) {
@@ -143,6 +194,7 @@ export function defineResourceTemplate(definition: ResourceTemplateDefinition): 
     cacheScope: definition.cacheScope ?? "private",
     ttlMs: definition.ttlMs ?? null,
     read,
+    list: list ?? null,
     match(uri: string, maxValueLength: number): TemplateMatch {
       let found: ReturnType<UriTemplateMatcher["match"]>;
       try {

@@ -15,8 +15,11 @@ export type {
 } from "./define-resource.js";
 export { defineResource } from "./define-resource.js";
 export type {
+  ListedResource,
   ResourceTemplate,
   ResourceTemplateDefinition,
+  TemplateLister,
+  TemplateListPage,
   VariableCompleter,
 } from "./define-resource-template.js";
 export { defineResourceTemplate } from "./define-resource-template.js";

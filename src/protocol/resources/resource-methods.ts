@@ -30,6 +30,13 @@ import type { Resource } from "./define-resource.js";
 import type { ResourceTemplate } from "./define-resource-template.js";
 import { ResourceCollection } from "./resource-collection.js";
 import { isResourceUri, toContents } from "./resource-contents.js";
+import {
+  type ListingPage,
+  type ListingSource,
+  positionKey,
+  positionOf,
+  TemplateListingInvocation,
+} from "./template-listing.js";
 
 /** What {@link ResourceFeature} takes. */
 export interface ResourceFeatureOptions {
@@ -97,8 +104,23 @@ export class ResourceFeature implements ProtocolFeature {
     });
     const { subscriptions } = options;
     this.resources.serveSubscriptions(subscriptions);
+    const plainList = listMethod({ ...options, collection: this.resources, field: "resources" });
+    const listing: ListingSource = {
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+      pageSize: options.pageSize,
+      maxTemplateValueLength: options.maxTemplateValueLength,
+    };
     const methods: Record<string, MethodDefinition> = {
-      "resources/list": listMethod({ ...options, collection: this.resources, field: "resources" }),
+      // Templates that enumerate their resources make the list run their code: then a handler
+      // call; otherwise the plain list of the collection, answered at once.
+      "resources/list": {
+        eras: "both",
+        run: (r) =>
+          this.resourceTemplates.values().some((template) => template.list !== null)
+            ? this.listWithTemplates(r, listing, options)
+            : plainList.run(r),
+      },
       "resources/templates/list": listMethod({
         ...options,
         collection: this.resourceTemplates,
@@ -183,6 +205,37 @@ export class ResourceFeature implements ProtocolFeature {
     // MCP 2026-07-28 resources, "Error Handling": -32602 with the URI; 2025-11-25: -32002.
     const code = request.modern === null ? ErrorCode.ResourceNotFound : ErrorCode.InvalidParams;
     return host.answerError(request, code, "Resource not found", { uri });
+  }
+
+  /** `resources/list` reaching into templates' lists (template-listing.ts). */
+  private listWithTemplates(
+    request: MethodRequest,
+    source: ListingSource,
+    options: ResourceFeatureOptions,
+  ): Promise<void> {
+    const { host } = this;
+    const { scope } = request.meta;
+    const cursor = request.params?.cursor;
+    const key = cursor === undefined ? null : options.cursors.open("resources", scope, cursor);
+    const position = cursor !== undefined && key === null ? null : positionOf(key);
+    if (position === null)
+      return host.answerError(request, ErrorCode.InvalidParams, "Invalid cursor");
+    const shape = (page: ListingPage, modern: boolean): Record<string, unknown> => {
+      const result: Record<string, unknown> = { resources: page.resources };
+      if (page.next !== null) {
+        result.nextCursor = options.cursors.seal("resources", scope, positionKey(page.next));
+      }
+      if (modern) {
+        result.ttlMs = options.cacheTtlMs;
+        // A template's `list` sees who asks: what it lists may depend on the caller.
+        result.cacheScope = "private";
+      }
+      return result;
+    };
+    return host.startCall(
+      request,
+      new TemplateListingInvocation(source, position, visibilityOf(request.meta), shape),
+    );
   }
 
   private checkUri(params: Readonly<Record<string, unknown>> | undefined): string | null {
