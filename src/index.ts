@@ -136,6 +136,7 @@ export {
   type AppToolMetaOptions,
   type AppToolVisibility,
   type AskOptions,
+  appsExtension,
   type BlobResourceContents,
   type ClientReply,
   type CollectionChange,

@@ -19,6 +19,7 @@ import { CancellationRegistry, type CancellationRegistryOptions } from "../cance
 import type { ChangeFeed } from "../changes/index.js";
 import { isLoopbackListenHost } from "../http/index.js";
 import type { OAuthOptions } from "../identity/oauth/index.js";
+import { appsExtension } from "../protocol/apps/index.js";
 // Types only (erased at runtime): the Redis code itself is loaded lazily by redisBackends.
 import type { RedisBackends } from "../redis/index.js";
 import type { ServerReplyBus } from "../replies/index.js";
@@ -146,7 +147,8 @@ export function serveOptions(
     resources: [...demoResources, ...demoSkills.resources],
     resourceTemplates: demoResourceTemplates,
     prompts: demoPrompts,
-    extensions: [demoSkills.extension],
+    // Skills, and MCP Apps declared to clients that support it (roll_dice's view: demo-app.ts).
+    extensions: [demoSkills.extension, appsExtension],
   },
 ): McpServerOptions {
   // The module's options in their grouped spelling, so a flag lands beside what it replaces.

@@ -23,12 +23,14 @@ export {
   type AppPermission,
   type AppToolMetaOptions,
   type AppToolVisibility,
+  appsExtension,
   defineApp,
   isAppUri,
   MAX_APP_CSP_ORIGINS,
   MAX_APP_HTML_BYTES,
   MCP_APP_MIME_TYPE,
   type McpApp,
+  supportsMcpApps,
 } from "./apps/index.js";
 export {
   ACQUIRED,

@@ -11,10 +11,12 @@ import { reflectText } from "../reflect.js";
 import { askableCapabilities } from "./asking/index.js";
 import {
   capabilitiesOf,
+  declaredExtension,
   type Icon,
   type MethodDefinition,
   type MethodHost,
   type MethodRequest,
+  type NegotiatedExtension,
   type ProtocolFeature,
 } from "./calls/index.js";
 import {
@@ -65,7 +67,7 @@ export interface LifecycleOptions {
   readonly sessions: SessionHooks | null;
   /** `instructions` of `initialize` and `server/discover`, when given. */
   readonly instructions?: string | undefined;
-  /** `ttlMs` of `server/discover` (cached `public`: the same for every caller). */
+  /** `ttlMs` of `server/discover` (cached `public`: nothing in it depends on who asks). */
   readonly cacheTtlMs: number;
 }
 
@@ -92,9 +94,17 @@ export class LifecycleFeature implements ProtocolFeature {
   readonly methods: Readonly<Record<string, MethodDefinition>>;
   readonly capabilities2025 = { logging: {} };
   readonly capabilities2026 = { logging: {} };
-  /** The constant tail of every initialize result. */
+  /** The constant tail of every initialize result (without negotiated extensions). */
   private initializeTail = "";
   private discoverJson = "";
+  /** What a result with negotiated extensions is built from (none: the strings above serve all). */
+  private negotiable: {
+    readonly capabilities2025: Record<string, unknown>;
+    readonly discover: Record<string, unknown>;
+    readonly tail: string;
+    readonly list2025: readonly NegotiatedExtension[];
+    readonly list2026: readonly NegotiatedExtension[];
+  } | null = null;
   /**
    * The extensions declared in the 2025-11-25 `initialize`: a client's declaration of one of them
    * is kept with its session (SEP-2133, "Client Capabilities").
@@ -116,7 +126,8 @@ export class LifecycleFeature implements ProtocolFeature {
       },
       "server/discover": {
         eras: "2026",
-        run: (r) => host.answer(r, successResponseJson(r.id, this.discoverJson)),
+        run: (r) =>
+          host.answer(r, successResponseJson(r.id, this.discoverFor(r.modern?.clientCapabilities))),
       },
     };
   }
@@ -129,9 +140,18 @@ export class LifecycleFeature implements ProtocolFeature {
       instructions === undefined ? "" : `,"instructions":${JSON.stringify(instructions)}`;
     const capabilities2025 = capabilitiesOf(features, "2025");
     const extensions = capabilities2025.extensions;
-    this.extensionIds = new Set(isPlainObject(extensions) ? Object.keys(extensions) : []);
-    this.initializeTail = `"capabilities":${JSON.stringify(capabilities2025)},"serverInfo":${JSON.stringify(serverInfo)}${instructionsJson}`;
-    // server/discover is the same for every caller: cached "public".
+    const negotiated = features.flatMap((f) => (f.negotiated === undefined ? [] : [f.negotiated]));
+    const list2025 = negotiated.filter((n) => n.eras !== "2026");
+    const list2026 = negotiated.filter((n) => n.eras !== "2025");
+    this.extensionIds = new Set([
+      ...(isPlainObject(extensions) ? Object.keys(extensions) : []),
+      ...list2025.map((n) => n.id),
+    ]);
+    const tail = `,"serverInfo":${JSON.stringify(serverInfo)}${instructionsJson}`;
+    this.initializeTail = `"capabilities":${JSON.stringify(capabilities2025)}${tail}`;
+    // server/discover holds nothing of who asks, only what the request's _meta declared (a
+    // negotiated extension): cached "public" (2026-07-28 server/utilities/caching, "Cache Key":
+    // the parameters that affect the result are part of the key).
     const discover: Record<string, unknown> = {
       resultType: "complete",
       supportedVersions: ALL_PROTOCOL_VERSIONS,
@@ -142,6 +162,30 @@ export class LifecycleFeature implements ProtocolFeature {
     };
     if (instructions !== undefined) discover.instructions = instructions;
     this.discoverJson = JSON.stringify(discover);
+    this.negotiable =
+      negotiated.length === 0 ? null : { capabilities2025, discover, tail, list2025, list2026 };
+  }
+
+  /** The `server/discover` result for a client that declared `clientCapabilities`. */
+  private discoverFor(clientCapabilities: Readonly<Record<string, unknown>> | undefined): string {
+    const negotiable = this.negotiable;
+    const accepted = negotiable && acceptedBy(negotiable.list2026, clientCapabilities);
+    if (!negotiable || accepted === null) return this.discoverJson;
+    const capabilities = negotiable.discover.capabilities as Record<string, unknown>;
+    return JSON.stringify({
+      ...negotiable.discover,
+      capabilities: withExtensions(capabilities, accepted),
+    });
+  }
+
+  /** The `initialize` result's tail for a client that declared `clientCapabilities`. */
+  private initializeTailFor(clientCapabilities: unknown): string {
+    const negotiable = this.negotiable;
+    const declared = isPlainObject(clientCapabilities) ? clientCapabilities : undefined;
+    const accepted = negotiable && acceptedBy(negotiable.list2025, declared);
+    if (!negotiable || accepted === null) return this.initializeTail;
+    const capabilities = withExtensions(negotiable.capabilities2025, accepted);
+    return `"capabilities":${JSON.stringify(capabilities)}${negotiable.tail}`;
   }
 
   private async initialize(request: MethodRequest): Promise<void> {
@@ -197,7 +241,8 @@ export class LifecycleFeature implements ProtocolFeature {
       }
       sink.setSessionId(sessionId);
     }
-    const result = `{"protocolVersion":${JSON.stringify(version)},${this.initializeTail}}`;
+    const tail = this.initializeTailFor(params?.capabilities);
+    const result = `{"protocolVersion":${JSON.stringify(version)},${tail}}`;
     return host.answer(request, successResponseJson(request.id, result));
   }
 
@@ -209,6 +254,38 @@ export class LifecycleFeature implements ProtocolFeature {
     if (sessions !== null && sessionId !== null) await sessions.setLogLevel(sessionId, level);
     return host.answer(request, successResponseJson(request.id, EMPTY_RESULT));
   }
+}
+
+/**
+ * The negotiated extensions `clientCapabilities` qualifies for, as `extensions` entries, or null
+ * for none. A check that throws counts as a refusal (it reads hostile input).
+ */
+function acceptedBy(
+  list: readonly NegotiatedExtension[],
+  clientCapabilities: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> | null {
+  let accepted: Record<string, unknown> | null = null;
+  for (const negotiated of list) {
+    let ok = false;
+    try {
+      ok = negotiated.accepts(declaredExtension(clientCapabilities, negotiated.id)) === true;
+    } catch {
+      ok = false;
+    }
+    if (ok) {
+      accepted ??= {};
+      accepted[negotiated.id] = negotiated.settings;
+    }
+  }
+  return accepted;
+}
+
+function withExtensions(
+  capabilities: Readonly<Record<string, unknown>>,
+  accepted: Record<string, unknown>,
+): Record<string, unknown> {
+  const before = capabilities.extensions;
+  return { ...capabilities, extensions: { ...(isPlainObject(before) ? before : {}), ...accepted } };
 }
 
 function serverInfoOf(identity: ServerIdentity): Record<string, unknown> {

@@ -27,7 +27,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 
 import { demoResources } from "../../src/cli/demo-resources.js";
 import { demoTools } from "../../src/cli/demo-tools.js";
-import { APPS_EXTENSION, MCP_APP_MIME_TYPE } from "../../src/protocol/index.js";
+import { APPS_EXTENSION, appsExtension, MCP_APP_MIME_TYPE } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -160,7 +160,11 @@ describe("the demo's MCP App in headless Chromium", {
 
   before(async () => {
     if (missing !== null) return; // under CI: each test fails on it below
-    server = createMcpServer({ tools: demoTools, resources: demoResources });
+    server = createMcpServer({
+      tools: demoTools,
+      resources: demoResources,
+      extensions: [appsExtension],
+    });
     ({ url } = await server.listen({ host: "127.0.0.1", port: 0 }));
     client = new Client(
       { name: "apps-host-stand-in", version: "1.0.0" },
@@ -203,7 +207,10 @@ describe("the demo's MCP App in headless Chromium", {
 
   test("renders the ui:// view, initializes its bridge and relays its tools/call to the server", async (t) => {
     assert.equal(missing, null, "CI must install Chromium");
-    // Discovery as a host does it: the tool names its view; the view reads with the App MIME type.
+    // Discovery as a host does it: the server declared the extension to this host, the tool
+    // names its view, the view reads with the App MIME type.
+    const declared = client.getServerCapabilities() as { extensions?: Record<string, unknown> };
+    assert.deepEqual(declared.extensions?.[APPS_EXTENSION], {});
     const { tools } = await client.listTools();
     const tool = tools.find((x) => x.name === "roll_dice");
     const ui = (tool?._meta as { ui?: { resourceUri?: string; visibility?: string[] } })?.ui;

@@ -60,7 +60,7 @@ describe("serveOptions", () => {
       );
       assert.deepEqual(
         (options.extensions ?? []).map((extension) => extension.id),
-        ["io.modelcontextprotocol/skills"],
+        ["io.modelcontextprotocol/skills", "io.modelcontextprotocol/ui"],
       );
       assert.deepEqual(
         (options.resourceTemplates ?? []).map((template) => template.uriTemplate),

@@ -1,11 +1,12 @@
 /**
  * MCP Apps (SEP-1865): `defineApp`, the `ui://` resource it serves and the tool metadata that
- * links a tool to it.
+ * links a tool to it, and the extension declared to clients that support it.
  *
  * The room's face: what the rest of the package uses of it. Modules outside the room import
  * only this file (scripts/check-layers.ts).
  */
 
+export { appsExtension, supportsMcpApps } from "./apps-extension.js";
 export type {
   AppCsp,
   AppDefinition,

@@ -25,6 +25,7 @@ import type {
   MethodHolds,
   MethodHost,
   MethodRequest,
+  NegotiatedExtension,
   ProtocolFeature,
   ServerCapabilities,
 } from "./method-table.js";
@@ -129,6 +130,13 @@ export interface ExtensionDefinition {
    * `{ resources: {} }`. Default none.
    */
   readonly capabilities?: ServerCapabilities | undefined;
+  /**
+   * Declares the extension only to a client whose own declaration passes: called with the
+   * settings the client declared for `id` (null when it declared none; hostile input, check what
+   * you read; a throw counts as false) on each `server/discover` (2026-07-28) and `initialize`
+   * (2025-11-25). Default: declared to every client.
+   */
+  readonly declareWhen?: ((clientSettings: JsonObject | null) => boolean) | undefined;
 }
 
 /**
@@ -140,6 +148,8 @@ export interface Extension {
   readonly eras: MethodEras;
   readonly requireClientDeclaration: boolean;
   readonly capabilities: ServerCapabilities;
+  /** Its {@link ExtensionDefinition.declareWhen}, or null: declared to every client. */
+  readonly declareWhen: ((clientSettings: JsonObject | null) => boolean) | null;
   readonly methods: Readonly<Record<string, ExtensionMethod>>;
   /**
    * Methods the library answers itself (the built-in extensions).
@@ -247,6 +257,10 @@ function checkExtension(
       capabilities,
     );
   }
+  const declareWhen = definition.declareWhen ?? null;
+  if (declareWhen !== null && typeof declareWhen !== "function") {
+    throw new InvalidOptionError(`extension ${id}: declareWhen`, "a function", declareWhen);
+  }
   const methods = definition.methods ?? {};
   if (!isPlainObject(methods)) {
     throw new InvalidOptionError(`extension ${id}: methods`, "an object", methods);
@@ -259,6 +273,7 @@ function checkExtension(
     eras,
     requireClientDeclaration: definition.requireClientDeclaration === true,
     capabilities,
+    declareWhen,
     methods: Object.freeze({ ...methods }),
     rawMethods: Object.freeze({ ...rawMethods }),
     capabilities2025,
@@ -363,17 +378,23 @@ export class ExtensionFeature implements ProtocolFeature {
   readonly methods: Readonly<Record<string, MethodDefinition>>;
   readonly capabilities2025: ServerCapabilities | undefined;
   readonly capabilities2026: ServerCapabilities | undefined;
+  readonly negotiated: NegotiatedExtension | undefined;
 
   constructor(
     readonly extension: Extension,
     private readonly host: MethodHost,
   ) {
     this.id = extension.id;
-    const declared = {
-      ...extension.capabilities,
-      extensions: { [extension.id]: extension.settings },
-    };
-    const { eras } = extension;
+    const { eras, declareWhen } = extension;
+    // Negotiated: initialize and server/discover add extensions[id] per request (lifecycle.ts).
+    this.negotiated =
+      declareWhen === null
+        ? undefined
+        : { id: extension.id, settings: extension.settings, eras, accepts: declareWhen };
+    const declared =
+      declareWhen === null
+        ? { ...extension.capabilities, extensions: { [extension.id]: extension.settings } }
+        : extension.capabilities;
     this.capabilities2026 = eras === "2025" ? undefined : declared;
     this.capabilities2025 =
       eras === "2026"

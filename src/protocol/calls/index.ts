@@ -47,6 +47,7 @@ export type {
   MethodHost,
   MethodRequest,
   ModernRequestInfo,
+  NegotiatedExtension,
   ProtocolFeature,
   ServerCapabilities,
 } from "./method-table.js";

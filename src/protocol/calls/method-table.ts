@@ -88,6 +88,21 @@ export interface ProtocolFeature {
   readonly capabilities2025?: ServerCapabilities | undefined;
   /** Added to the `capabilities` of `server/discover` results (2026-07-28). */
   readonly capabilities2026?: ServerCapabilities | undefined;
+  /**
+   * An extension declared only to the clients it accepts: left out of the capabilities above,
+   * `initialize` and `server/discover` add its `extensions[id]` per request.
+   */
+  readonly negotiated?: NegotiatedExtension | undefined;
+}
+
+/** An extension declared to a client only when that client's own declaration is acceptable. */
+export interface NegotiatedExtension {
+  readonly id: string;
+  readonly settings: Readonly<Record<string, unknown>>;
+  /** The eras whose `initialize` / `server/discover` may declare it. */
+  readonly eras: MethodEras;
+  /** Whether to declare it to a client that declared `clientSettings` for it (null: none). */
+  accepts(clientSettings: Readonly<Record<string, unknown>> | null): boolean;
 }
 
 /** Where a detached call (a task's run) answers, under which handle, and through whom it asks. */
