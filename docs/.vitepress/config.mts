@@ -126,6 +126,8 @@ export default defineConfig({
     config: repositoryPaths,
     // HAProxy configuration has no grammar of its own in the highlighter: its INI-like one reads well.
     languageAlias: { haproxy: "ini" },
+    // `{ … }` in prose (an options object's shape) is text, never markdown-it-attrs attributes.
+    attrs: { disable: true },
   },
   head: [["link", { rel: "icon", href: "/logo.svg" }]],
   themeConfig: {
