@@ -21,6 +21,7 @@ import { errorCode, resultText } from "./answer.js";
 import type { ChaosCluster } from "./cluster.js";
 import { type Exchange, exchange, type Running } from "./exchange.js";
 import type { Random } from "./random.js";
+import { planAsk, planListen, planTask } from "./stateful-plans.js";
 import type { Tally } from "./tally.js";
 import type { Timeline } from "./timeline.js";
 
@@ -35,7 +36,15 @@ const CANCEL_EFFECT_MS = 2_000;
 const UNCANCELLED_MS = [9_000, 11_000] as const;
 
 export type Era = "2025" | "modern";
-export type PlanKind = "complete" | "cancel" | "twin" | "disconnect" | "session";
+export type PlanKind =
+  | "complete"
+  | "cancel"
+  | "twin"
+  | "disconnect"
+  | "session"
+  | "task"
+  | "ask"
+  | "listen";
 
 export interface LoadContext {
   readonly cluster: ChaosCluster;
@@ -51,11 +60,14 @@ let nextId = 1;
 /** Runs one randomly chosen plan to its end. Never rejects. */
 export async function runPlan(ctx: LoadContext): Promise<void> {
   const kind = ctx.random.pick<PlanKind>([
-    ["complete", 0.35],
-    ["cancel", 0.2],
-    ["twin", 0.15],
-    ["disconnect", 0.15],
-    ["session", 0.15],
+    ["complete", 0.25],
+    ["cancel", 0.15],
+    ["twin", 0.1],
+    ["disconnect", 0.1],
+    ["session", 0.1],
+    ["task", 0.12],
+    ["ask", 0.1],
+    ["listen", 0.08],
   ]);
   ctx.tally.note(`plan ${kind}`);
   try {
@@ -70,6 +82,12 @@ export async function runPlan(ctx: LoadContext): Promise<void> {
         return await planDisconnect(ctx);
       case "session":
         return await planSession(ctx);
+      case "task":
+        return await planTask(ctx);
+      case "ask":
+        return await planAsk(ctx);
+      case "listen":
+        return await planListen(ctx);
     }
   } catch (error) {
     ctx.tally.violation(
@@ -495,7 +513,7 @@ function judgeCancelled(ctx: LoadContext, call: Call, story: CancelStory, what: 
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-function headers(era: Era, secret: string): Record<string, string> {
+export function headers(era: Era, secret: string): Record<string, string> {
   return {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -504,19 +522,19 @@ function headers(era: Era, secret: string): Record<string, string> {
   };
 }
 
-function url(ctx: LoadContext, node: number): string {
+export function url(ctx: LoadContext, node: number): string {
   return ctx.cluster.slots[node]?.url as string;
 }
 
 /** A node the driver believes alive (as a load balancer with health checks would pick). */
-function pickNode(ctx: LoadContext): number {
+export function pickNode(ctx: LoadContext): number {
   const alive = ctx.cluster.aliveIndexes();
   const pool = alive.length > 0 ? alive : ctx.cluster.slots.map((s) => s.index);
   return pool[ctx.random.between(0, pool.length - 1)] as number;
 }
 
 /** An alive node other than the given ones, else any other node. */
-function otherNode(ctx: LoadContext, ...not: number[]): number {
+export function otherNode(ctx: LoadContext, ...not: number[]): number {
   const all = ctx.cluster.slots.map((s) => s.index);
   const alive = ctx.cluster.aliveIndexes().filter((n) => !not.includes(n));
   const pool = alive.length > 0 ? alive : all.filter((n) => !not.includes(n));
@@ -524,7 +542,7 @@ function otherNode(ctx: LoadContext, ...not: number[]): number {
   return pool[ctx.random.between(0, pool.length - 1)] as number;
 }
 
-function thirdNode(ctx: LoadContext, a: number, b: number): number {
+export function thirdNode(ctx: LoadContext, a: number, b: number): number {
   return otherNode(ctx, a, b);
 }
 

@@ -46,17 +46,28 @@ export interface Running {
 /** Connection per request: after a SIGKILL no pooled socket can carry a stale request. */
 export const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
 
+/** What an exchange tells as SSE events arrive. */
+export interface ExchangeHooks {
+  /** Each `notifications/progress` event (the first says the call runs on the node). */
+  readonly progress?: () => void;
+  /** Each other message that is not a response (a server request, a notification). */
+  readonly message?: (message: Record<string, unknown>) => void;
+}
+
 /**
  * Sends one request. `onProgress` is called for each `notifications/progress` event of an SSE
- * answer (the first one says the call is tracked and running on the node).
+ * answer (the first one says the call is tracked and running on the node); hooks may also hear
+ * the server's requests and other notifications.
  */
 export function exchange(
   url: string,
   method: "POST" | "DELETE",
   headers: Record<string, string>,
   body: string | null,
-  onProgress: () => void = () => {},
+  onProgress: (() => void) | ExchangeHooks = () => {},
 ): Running {
+  const hooks: ExchangeHooks =
+    typeof onProgress === "function" ? { progress: onProgress } : onProgress;
   const got: Exchange = {
     status: 0,
     responses: [],
@@ -112,7 +123,9 @@ export function exchange(
         if (typeof m === "object" && m !== null && "id" in m && !("method" in m)) {
           got.responses.push(message);
         } else if (m?.method === "notifications/progress") {
-          onProgress();
+          hooks.progress?.();
+        } else if (typeof m === "object" && m !== null) {
+          hooks.message?.(m as Record<string, unknown>);
         }
       }
     });
