@@ -49,6 +49,13 @@
 const COMMON = `
 local TERMINAL = { completed = true, failed = true, cancelled = true }
 
+-- A number stored in a task's fields: anyone who can write to Redis can put text there, and a
+-- script comparing it would fail (the task's every read answered 503). Garbage counts as 0 (an
+-- expiry of 0 is past: a forged record reads as gone).
+local function num(v)
+  return tonumber(v) or 0
+end
+
 local function nowMs(given)
   if given ~= '' then return tonumber(given) end
   local t = redis.call('TIME')
@@ -104,7 +111,7 @@ local function recount(base, key)
   for i = 1, 4 do
     if f[i] then n = n + string.len(f[i]) end
   end
-  local delta = n - tonumber(f[5] or 0)
+  local delta = n - num(f[5])
   if delta == 0 then return end
   redis.call('HSET', key, 'n', n)
   redis.call('ZINCRBY', base .. ':tbbytes', delta, f[6])
@@ -122,7 +129,7 @@ local function removeTask(base, member)
   if f[4] then
     redis.call('ZREM', base .. ':tb:' .. f[4], member)
     redis.call('ZREM', base .. ':tbd:' .. f[4], member)
-    local n = tonumber(f[5] or 0)
+    local n = num(f[5])
     if n ~= 0 then
       redis.call('ZINCRBY', base .. ':tbbytes', -n, f[4])
       redis.call('INCRBY', base .. ':tbytes', -n)
@@ -196,7 +203,7 @@ end
 
 -- The task's new lastUpdatedAt: never before the previous one (a clock stepping back).
 local function stamp(key, now)
-  local last = tonumber(redis.call('HGET', key, 'u') or 0)
+  local last = num(redis.call('HGET', key, 'u'))
   if last > now then return last end
   return now
 end
@@ -207,7 +214,7 @@ local function terminate(base, key, member, status, ctx)
   local f = redis.call('HMGET', key, 'o', 'sc', 'id', 'j', 'l')
   local now = stamp(key, ctx.now)
   if f[1] then redis.call('SREM', base .. ':trun:' .. f[1], member) end
-  local expires = now + tonumber(f[5])
+  local expires = now + num(f[5])
   redis.call('HSET', key, 's', status, 'u', int(now), 'e', int(expires))
   redis.call('HDEL', key, 'o', 'ir')
   redis.call('ZADD', base .. ':texp', int(expires), member)
@@ -250,7 +257,7 @@ end
 local function live(base, key, member, ctx)
   local f = redis.call('HMGET', key, 's', 'e', 'o')
   if f[1] == false then return false end
-  if f[2] and ctx.now >= tonumber(f[2]) then return false end
+  if f[2] and ctx.now >= num(f[2]) then return false end
   if f[3] and ctx.judging and not TERMINAL[f[1]]
     and redis.call('EXISTS', base .. ':tlease:' .. f[3]) == 0 then
     redis.call('HSET', key, 'm', ctx.orphanMessage, 'er', ctx.orphanError)
@@ -288,7 +295,7 @@ if maxPer >= 0 and redis.call('ZCARD', KEYS[3]) >= maxPer then
   local victim = finished[1]
   for _, m in ipairs(finished) do
     local e = redis.call('HGET', base .. ':tk:' .. m, 'e')
-    if e and ctx.now >= tonumber(e) then
+    if e and ctx.now >= num(e) then
       victim = m
       break
     end
@@ -390,7 +397,7 @@ if bucket and maxBucket >= 0 then
   if ARGV[12] == 's' then message = ARGV[13] elseif ARGV[12] == 'c' then message = false end
   local after = string.len(ARGV[11])
   if message then after = after + string.len(message) end
-  local before = tonumber(f[2] or 0)
+  local before = num(f[2])
   while tonumber(redis.call('ZSCORE', base .. ':tbbytes', bucket) or 0) - before + after > maxBucket do
     local oldest = firstOther(base .. ':tbd:' .. bucket, member)
     if not oldest then return { 2 } end
