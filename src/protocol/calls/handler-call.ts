@@ -615,11 +615,11 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
     );
     if (this.host.shuttingDown) {
       // Nobody cancelled: the server is going away. The client gets an answer that says so,
-      // on a stream too (a stream ended without a response would leave it waiting).
-      this.sink.respond(
-        errorResponseJson(this.requestId, ErrorCode.InternalError, SHUTTING_DOWN),
-        503,
-      );
+      // on a stream too (a stream ended without a response would leave it waiting). HTTP 200,
+      // like any error of a call that ran: a 503 would let a load balancer replay on another
+      // node a call whose handler already ran here (docs/deploy.md, "Drain"); only requests
+      // refused before they ran are 503.
+      this.sink.respond(errorResponseJson(this.requestId, ErrorCode.InternalError, SHUTTING_DOWN));
     } else if (this.timingOut > 0 && !this.detached) {
       // Nobody cancelled and the client still waits: it gets an answer, not silence
       // (docs/limits.md, "What the client gets"). A task's run is cancelled like any other.
