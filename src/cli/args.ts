@@ -61,6 +61,8 @@ export interface ServeCommand {
   readonly streamCancelTimeoutMs?: number;
   /** How long a shutdown waits for in-flight calls before cancelling them. */
   readonly closeGraceMs?: number;
+  /** `--drain-delay-ms`: serving, not ready, before the drain stops admitting. */
+  readonly closeDelayMs?: number;
   /** Serve `GET /metrics`. */
   readonly metrics: boolean;
   /**
@@ -215,6 +217,7 @@ function serveCommand(
     "stream-cancel-timeout"?: string | undefined;
     "close-grace"?: string | undefined;
     "drain-ms"?: string | undefined;
+    "drain-delay-ms"?: string | undefined;
     metrics?: boolean | undefined;
     redis?: string | undefined;
     "redis-lease-ms"?: string | undefined;
@@ -296,6 +299,9 @@ function serveCommand(
   }
   if (values["drain-ms"] !== undefined) {
     command.closeGraceMs = integer("--drain-ms", values["drain-ms"], 0, MAX_TIMER_MS);
+  }
+  if (values["drain-delay-ms"] !== undefined) {
+    command.closeDelayMs = integer("--drain-delay-ms", values["drain-delay-ms"], 0, MAX_TIMER_MS);
   }
   // The flag wins over the environment; an empty REDIS_URL counts as unset (a common shell idiom).
   if (values.redis !== undefined) command.redis = redisUrl("--redis", values.redis);

@@ -175,6 +175,13 @@ export const CLI_FLAGS = {
     description: "the same as --close-grace (the deploy guide's name)",
     default: "5000",
   },
+  "drain-delay-ms": {
+    type: "string",
+    value: "MS",
+    description:
+      "on SIGINT/SIGTERM, how long the node first goes on serving with GET /ready answering 503, so a load balancer takes it out of rotation before it stops admitting",
+    default: "0",
+  },
   metrics: {
     type: "boolean",
     description: "serve Prometheus metrics at GET /metrics",

@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     closing = true;
     process.stderr.write(`conduit-mcp: ${signal} received, closing\n`);
     const bound =
+      (command.closeDelayMs ?? 0) +
       (command.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS) +
       (command.streamCancelTimeoutMs ?? DEFAULT_STREAM_CANCEL_TIMEOUT_MS) +
       CLOSE_SLACK_MS;

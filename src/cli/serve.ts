@@ -201,6 +201,7 @@ export function serveOptions(
       ? {}
       : { streamCancelTimeoutMs: command.streamCancelTimeoutMs }),
     ...(command.closeGraceMs === undefined ? {} : { closeGraceMs: command.closeGraceMs }),
+    ...(command.closeDelayMs === undefined ? {} : { closeDelayMs: command.closeDelayMs }),
   };
   options.limits = {
     ...base.limits,
@@ -407,6 +408,7 @@ export function configFlags(command: ServeCommand): string[] {
   if (command.maxTasksPerScope !== undefined) given.push("--max-tasks-per-scope");
   if (command.streamCancelTimeoutMs !== undefined) given.push("--stream-cancel-timeout");
   if (command.closeGraceMs !== undefined) given.push("--close-grace");
+  if (command.closeDelayMs !== undefined) given.push("--drain-delay-ms");
   if (command.stateKeys !== undefined) given.push("--state-key-file");
   if (command.secrets !== undefined) given.push("--secret-file (or CONDUIT_MCP_SECRET_FILE)");
   if (command.metrics) given.push("--metrics");

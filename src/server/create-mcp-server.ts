@@ -106,7 +106,8 @@ export interface McpServer {
   /** Starts an HTTP server. Defaults: host `127.0.0.1`, port 0 (a free port). */
   listen(options?: { host?: string; port?: number }): Promise<ListenAddress>;
   /**
-   * Stops accepting, lets running requests finish for `closeGraceMs`, then aborts them (their
+   * After `closeDelayMs` (default 0) of serving with `/ready` answering 503, stops accepting,
+   * lets running requests finish for `closeGraceMs`, then aborts them (their
    * exchanges end at once), stops the janitors and closes the registry if the server created it.
    * Idempotent.
    */
@@ -208,6 +209,7 @@ class ConduitMcpServer implements McpServer {
   /** Stops hearing the feed and the collections (close). */
   private readonly unhook: (() => void)[] = [];
   private readonly closeGraceMs: number;
+  private readonly closeDelayMs: number;
   private readonly headersTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly keepAliveTimeoutMs: number;
@@ -218,6 +220,8 @@ class ConduitMcpServer implements McpServer {
   private pool: WorkerPool | null = null;
   private httpServer: Server | null = null;
   private closing = false;
+  /** True from the first moment of close(): `/ready` says draining while closeDelayMs runs. */
+  private leaving = false;
   private closed: Promise<void> | null = null;
   private readonly readiness: Readiness;
   /** Settles once tracing is on, or known to be unavailable (never rejects). */
@@ -233,6 +237,7 @@ class ConduitMcpServer implements McpServer {
     this.ownsRegistry = options.registry === undefined;
     this.registry = options.registry ?? new CancellationRegistry();
     this.closeGraceMs = options.closeGraceMs;
+    this.closeDelayMs = options.closeDelayMs;
     this.headersTimeoutMs = options.headersTimeoutMs;
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.keepAliveTimeoutMs = options.keepAliveTimeoutMs;
@@ -419,7 +424,7 @@ class ConduitMcpServer implements McpServer {
         this.dispatcher.tasks?.store.reachability,
         this.dispatcher.serverRequests.table.bus?.reachability,
       ].filter((source): source is Reachability => source !== undefined),
-      draining: () => this.closing,
+      draining: () => this.leaving,
       log: (line) => console.warn(line),
     });
     this.metrics?.attach({
@@ -635,6 +640,10 @@ class ConduitMcpServer implements McpServer {
   }
 
   private async shutdown(): Promise<void> {
+    // First, with a delay: not ready, yet serving everything, until the load balancer has moved
+    // new work to other nodes; a request that reached the listener as it closed would be lost.
+    this.leaving = true;
+    if (this.closeDelayMs > 0) await delay(this.closeDelayMs);
     this.closing = true;
     const server = this.httpServer;
     const serverClosed =

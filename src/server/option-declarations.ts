@@ -283,6 +283,12 @@ export const TIMEOUT_OPTIONS = {
     default: 5_000,
     description: "How long close() lets running requests finish before aborting them.",
   }),
+  closeDelayMs: option(OPTION.timerOrZeroMs, {
+    default: 0,
+    shown: "0 (stop admitting at once)",
+    description:
+      'How long close() first keeps serving everything while `GET /ready` answers 503 `draining`, before it stops admitting: the time a load balancer\'s readiness check needs to take the node out of rotation, so no request races the closing listener (docs/deploy.md, "Drain").',
+  }),
 } satisfies z.ZodRawShape;
 
 /** `lists`: paging and caching hints of list results. */

@@ -129,6 +129,8 @@ export interface TimeoutOptions {
   readonly keepAliveTimeoutMs?: number;
   /** How long close() lets running requests finish before aborting them. */
   readonly closeGraceMs?: number;
+  /** How long close() first serves on, not ready, before it stops admitting (default 0). */
+  readonly closeDelayMs?: number;
 }
 
 /** `lists`: paging and caching hints of results. Defaults: docs/reference/options.md. */
@@ -205,6 +207,8 @@ export interface DeprecatedFlatOptions {
   readonly keepAliveTimeoutMs?: number;
   /** @deprecated Use `timeouts.closeGraceMs`. */
   readonly closeGraceMs?: number;
+  /** @deprecated Use `timeouts.closeDelayMs` (the flat spelling exists as for every grouped option). */
+  readonly closeDelayMs?: number;
   /** @deprecated Use `lists.pageSize`. */
   readonly pageSize?: number;
   /** @deprecated Use `lists.cursorSecret`. */
@@ -340,6 +344,7 @@ export interface ResolvedOptions {
   readonly rateLimits: RateLimitPlan | null;
   readonly keepAliveMs: number;
   readonly closeGraceMs: number;
+  readonly closeDelayMs: number;
   readonly maxStreamBufferBytes: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxConnections: number;

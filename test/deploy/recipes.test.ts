@@ -102,7 +102,11 @@ describe("deploy/compose.yaml", () => {
       assert.equal(command.redis, "redis://redis:6379");
       assert.equal(command.port, 3000);
       const graceMs = Number(/^(\d+)s$/.exec(node.stop_grace_period)?.[1]) * 1_000;
-      assert.ok((command.closeGraceMs ?? 5_000) + STREAM_CANCEL_TIMEOUT_MS < graceMs);
+      // HAProxy checks /ready every second and takes a node out at the first failure: the
+      // delay must outlast that, so no request races the closing listener (docs/deploy.md).
+      const delayMs = command.closeDelayMs ?? 0;
+      assert.ok(delayMs >= 2_000, `--drain-delay-ms ${delayMs}`);
+      assert.ok(delayMs + (command.closeGraceMs ?? 5_000) + STREAM_CANCEL_TIMEOUT_MS < graceMs);
       assert.deepEqual(node.secrets, ["conduit-state-keys"]);
       assert.equal(command.keyFile, "/run/secrets/conduit-state-keys");
       assert.ok(compose.secrets["conduit-state-keys"]);

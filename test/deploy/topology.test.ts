@@ -40,6 +40,8 @@ const skip = redisSkipReason() ?? haproxyMissing;
 
 const MODULE = "test/deploy/fixtures/topology-server.ts";
 const DRAIN_MS = 3_000;
+/** Longer than HAProxy's check interval (1 s) with `fall 1`, as deploy/compose.yaml's 2 s. */
+const DRAIN_DELAY_MS = 2_000;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -137,6 +139,9 @@ describe("the deploy/ topology without Docker", { skip: skip ?? false }, () => {
       redis.url,
       "--drain-ms",
       String(DRAIN_MS),
+      // As deploy/compose.yaml: HAProxy's /ready check takes the node out before it closes.
+      "--drain-delay-ms",
+      String(DRAIN_DELAY_MS),
       "--state-key-file",
       keyFile,
       ...sharedSecret,

@@ -4,7 +4,9 @@
  * flight is answered, a call that outlives `--drain-ms` is cancelled through the registry (its
  * handler sees the abort) and answered "Server is shutting down", and the process exits 0. A
  * library server whose listener is the caller's answers `/ready` 503 and new requests 503 with
- * `Retry-After` and `Connection: close` from the moment close() begins.
+ * `Retry-After` and `Connection: close` from the moment close() begins. With `--drain-delay-ms`
+ * (`closeDelayMs`), `/ready` answers 503 first while every request is still served, so a load
+ * balancer moves new work away before the listener closes.
  */
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
@@ -123,6 +125,52 @@ describe("drain on SIGTERM (CLI)", () => {
     // The handler saw the abort, with the shutdown as its source; the answered call never did.
     assert.match(log, /hold long saw abort \(shutdown\)/);
     assert.doesNotMatch(log, /hold short saw abort/);
+  });
+});
+
+describe("drain with --drain-delay-ms (CLI)", () => {
+  let node: CliProcess | undefined;
+  after(async () => {
+    await node?.kill();
+  });
+
+  it("not ready at once, yet serving new calls until the delay ends; then the listener closes", async () => {
+    const delayMs = 1_500;
+    node = await startCli([
+      "serve",
+      "test/operability/fixtures/drain-tools.ts",
+      "--port",
+      "0",
+      "--drain-delay-ms",
+      String(delayMs),
+    ]);
+    const ready = new URL("/ready", node.url);
+    assert.equal((await fetch(ready)).status, 200);
+
+    node.child.kill("SIGTERM");
+    const signalledAt = performance.now();
+    await stderrShows(node, /SIGTERM received, closing/);
+    // Out of rotation for the load balancer's readiness check...
+    const probe = await fetch(ready, { signal: AbortSignal.timeout(5_000) });
+    assert.equal(probe.status, 503);
+    assert.deepEqual(await probe.json(), { status: "draining" });
+    // ...while a request that was already on its way to this node is still served, on a new
+    // connection: nothing races the closing listener.
+    const during = await rpc(node.url, {
+      id: 1,
+      method: "tools/call",
+      params: { name: "hold", arguments: { ms: 10, tag: "during-delay" } },
+    });
+    const servedAt = performance.now() - signalledAt;
+    assert.ok(servedAt < delayMs, `served ${servedAt.toFixed(0)} ms after SIGTERM`);
+    assert.equal(during.status, 200);
+    const result = during.message?.result as { content: Array<{ text: string }> } | undefined;
+    assert.equal(result?.content[0]?.text, "held 10 ms");
+
+    // After the delay the drain goes on as without one: the listener closes, the process exits 0.
+    assert.deepEqual(await exitWithin(node, 15_000), { code: 0, signal: null });
+    const exitedAt = performance.now() - signalledAt;
+    assert.ok(exitedAt >= delayMs - 100, `exited ${exitedAt.toFixed(0)} ms after SIGTERM`);
   });
 });
 
