@@ -9,10 +9,18 @@ cd "$(dirname "$0")/../.."
 
 step() { echo "-- $1 ($((SECONDS - started)) s)"; }
 started=$SECONDS
-node --import tsx scripts/check-doc-blocks.ts
-step "code blocks type-checked"
+# The type check and the site build are independent: run them side by side.
+blocks_log=$(mktemp)
+node --import tsx scripts/check-doc-blocks.ts >"$blocks_log" 2>&1 &
+blocks=$!
 npm run --silent docs:build
 step "site built"
+status=0
+wait "$blocks" || status=$?
+cat "$blocks_log"
+rm -f "$blocks_log"
+[ "$status" -eq 0 ] || exit "$status"
+step "code blocks type-checked"
 npx --no-install linkinator docs/.vitepress/dist --recurse --verbosity error \
   --skip '^https?://(?!localhost)'
 node --import tsx scripts/check-doc-anchors.ts
