@@ -46,6 +46,7 @@ import {
   processCancelledNotification,
   type RequestInfo,
   type RequestMeta,
+  type RequestViewSource,
   RunningCalls,
 } from "./calls/index.js";
 import type { DispatcherOptions } from "./dispatcher-options.js";
@@ -72,6 +73,8 @@ export type {
   ModernRequestInfo,
   RequestInfo,
   RequestMeta,
+  RequestView,
+  RequestViewSource,
 } from "./calls/index.js";
 export type { DispatcherOptions } from "./dispatcher-options.js";
 export type { ServerIdentity, SessionCreation, SessionHooks } from "./lifecycle.js";
@@ -490,6 +493,7 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
       asker: round,
       serverAsks,
       detached: detached !== undefined,
+      view: detached === undefined ? meta.view : snapshotView(meta.view),
     });
     this.running.add(call);
     const running = call.run();
@@ -591,9 +595,19 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
 
 /** A call whose request the observers were offered (`requestStarted`) and none follows. */
 function unfollowed(observer: DispatchObserver, call: HandlerCall): boolean {
-  return call.request === null && observer.requestStarted !== undefined;
+  return call.requestInfo === null && observer.requestStarted !== undefined;
 }
 
 function defaultChallenge(scopes: readonly string[]): string {
   return `Bearer error="insufficient_scope", scope="${scopes.join(" ")}"`;
+}
+
+/**
+ * A task's run outlives its request: it gets the view taken now (the request's objects are not
+ * kept for as long as the task runs).
+ */
+function snapshotView(source: RequestViewSource | undefined): RequestViewSource | null {
+  if (source === undefined) return null;
+  const view = source.requestView();
+  return { requestView: () => view };
 }

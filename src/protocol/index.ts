@@ -114,6 +114,8 @@ export {
   type ModernRequestInfo,
   type RequestInfo,
   type RequestMeta,
+  type RequestView,
+  type RequestViewSource,
   type ServerIdentity,
   type SessionCreation,
   type SessionHooks,

@@ -459,6 +459,7 @@ class ConduitMcpServer implements McpServer {
       streams: this.streams,
       closing: () => this.closing,
       rateLimits: options.rateLimits,
+      requestHeaders: options.requestHeaders,
     });
     this.resourceServer = authenticate?.resourceServer ?? null;
     // Two doors over one core: every step, bound and timeout is shared.

@@ -480,6 +480,13 @@ export const SERVER_OPTIONS = z.object({
       'Per-tenant rate limits: token buckets per principal (else per client IP bucket, an IPv6 /64 being one; never per session), for every request (`perScope`), per method (`methods`) and per tool (`tools`), each one rate or one per scope kind (`{ principal, ip }`); `store` shares them across nodes (`RedisRateLimitStore`). A refused request gets 429, `Retry-After` and -32000 (docs/limits.md, "Rate limits").',
     read: (value) => RateLimitPlan.from(value as RateLimitOptions | false | undefined),
   }),
+  requestHeaders: customOption<readonly string[]>({
+    accepts: "an array of at most 64 HTTP header names (any case)",
+    default: "none",
+    description:
+      'Request headers a handler may read in `ctx.request.headers` (names in lower case, a repeated header\'s values joined with ", "); `ctx.request` always carries the method, the path and the client\'s address. `Authorization`, `Proxy-Authorization` and `Cookie` are refused: credentials never reach handlers (docs/limits.md, "The request view").',
+    read: (value) => readRequestHeaders(value),
+  }),
   changeFeed: customOption<ChangeFeed>({
     accepts: "a ChangeFeed (MemoryChangeFeed, RedisChangeFeed)",
     default: "a MemoryChangeFeed (this process only)",
@@ -602,4 +609,42 @@ function readTracing(
     throw new InvalidOptionError(`${name}.tracerProvider`, "a TracerProvider", provider);
   }
   throw new InvalidOptionError(name, "a boolean or { tracerProvider? }", value);
+}
+
+/** RFC 9110, section 5.1: a field name is a token. */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+/** Credentials: never shown to handlers, even when listed. */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+]);
+const MAX_REQUEST_HEADERS = 64;
+
+/** The `requestHeaders` option: header names, lower-cased, without repeats; credentials refused. */
+function readRequestHeaders(value: unknown): readonly string[] {
+  if (value === undefined) return Object.freeze([]);
+  if (!Array.isArray(value) || value.length > MAX_REQUEST_HEADERS) {
+    throw new InvalidOptionError(
+      "requestHeaders",
+      `an array of at most ${MAX_REQUEST_HEADERS} header names`,
+      value,
+    );
+  }
+  const names = new Set<string>();
+  for (const name of value) {
+    if (typeof name !== "string" || !FIELD_NAME.test(name)) {
+      throw new InvalidOptionError("requestHeaders", "HTTP header names (RFC 9110 tokens)", name);
+    }
+    const lower = name.toLowerCase();
+    if (CREDENTIAL_HEADERS.has(lower)) {
+      throw new InvalidOptionError(
+        "requestHeaders",
+        "header names other than Authorization, Proxy-Authorization and Cookie (credentials never reach handlers: read the caller from ctx.principal)",
+        name,
+      );
+    }
+    names.add(lower);
+  }
+  return Object.freeze([...names]);
 }

@@ -281,6 +281,11 @@ export interface McpServerOptions extends DeprecatedFlatOptions {
   readonly tasks?: TaskOptions | false;
   /** Per-tenant rate limits (token buckets per principal or IP bucket, method, tool). Default off. */
   readonly rateLimits?: RateLimitOptions | false;
+  /**
+   * Request headers a handler may read in `ctx.request.headers`; never `Authorization`,
+   * `Proxy-Authorization` or `Cookie` (refused). Default none.
+   */
+  readonly requestHeaders?: readonly string[];
   /** Where list changes and resource updates are told (default this process only). */
   readonly changeFeed?: ChangeFeed;
   /** Hears handlers that fail; `false` silences it. Default one line on stderr. */
@@ -342,6 +347,8 @@ export interface ResolvedOptions {
   readonly toolTimeoutMs: number | null;
   /** null: no rate limits. */
   readonly rateLimits: RateLimitPlan | null;
+  /** Lower case, without repeats. */
+  readonly requestHeaders: readonly string[];
   readonly keepAliveMs: number;
   readonly closeGraceMs: number;
   readonly closeDelayMs: number;
@@ -425,6 +432,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     workerPool: read.workerPool,
     tasks: read.tasks,
     rateLimits: read.rateLimits,
+    requestHeaders: read.requestHeaders ?? [],
     changeFeed: read.changeFeed,
     onError: read.onError,
     tracing: read.tracing,

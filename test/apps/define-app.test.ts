@@ -27,6 +27,7 @@ function context(): ToolContext {
     requestId: 1,
     scope: "ip:127.0.0.1",
     principal: null,
+    request: null,
     progress: async () => {},
     log: async () => {},
     ...noAsking,

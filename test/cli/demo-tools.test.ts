@@ -35,6 +35,7 @@ function fakeContext(): FakeContext {
     requestId: 1,
     scope: "ip:127.0.0.1",
     principal: null,
+    request: null,
     progress: async (value, total, message) => {
       progress.push([value, total, message]);
     },

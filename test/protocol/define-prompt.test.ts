@@ -14,6 +14,7 @@ const ctx: ToolContext = {
   requestId: 1,
   scope: "ip:127.0.0.1",
   principal: null,
+  request: null,
   progress: async () => {},
   log: async () => {},
   ...noAsking,

@@ -45,6 +45,11 @@ export interface EndpointConfig {
   readonly closing: () => boolean;
   /** Answers `GET /ready` (readiness.ts); without it the path is not served. */
   readonly readiness?: Readiness;
+  /**
+   * Header names (lower case) a handler's `ctx.request` shows (`requestHeaders`, checked by the
+   * server: never a credential). Absent: none.
+   */
+  readonly requestHeaders?: readonly string[];
   /** The tenants' rate limits (`rateLimits`, rate-limit.ts); absent or null: none. */
   readonly rateLimits?: RateLimitPlan | null;
 }

@@ -72,6 +72,7 @@ function inSession(ctx: RequestContext, classified: JsonRpcMessage): Promise<voi
         logLevel: ctx.logLevel,
         clientCapabilities: ctx.clientCapabilities,
         headers: ctx.input.headers,
+        view: ctx,
       },
       exchange,
     );

@@ -56,6 +56,7 @@ export function modern(ctx: RequestContext, classified: JsonRpcMessage): Promise
         sessionId: null,
         logLevel: envelope.logLevel,
         headers,
+        view: ctx,
       },
       exchange,
       envelope,

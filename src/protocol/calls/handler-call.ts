@@ -48,7 +48,7 @@ import {
   successResponseJson,
 } from "../wire/index.js";
 import { HANDLED } from "./handled.js";
-import type { ProtocolEra, RequestInfo } from "./request-info.js";
+import type { ProtocolEra, RequestInfo, RequestView, RequestViewSource } from "./request-info.js";
 import type { ToolContext } from "./tool-context.js";
 
 /** How a handler invocation ended, as counted by `conduit_mcp_tool_calls_total{outcome}`. */
@@ -185,6 +185,8 @@ export interface HandlerCallOptions {
   readonly modern: boolean;
   /** The request as observers were told of it, if any asked. */
   readonly request?: RequestInfo | null | undefined;
+  /** Where `ctx.request` comes from (the transport's {@link RequestMeta.view}); absent: null. */
+  readonly view?: RequestViewSource | null | undefined;
   /** Where `ctx.elicit`/`sample`/`roots` ask (a 2026-07-28 request that may answer input_required). */
   readonly asker?: ClientAsker | null;
   /**
@@ -255,7 +257,10 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
   private task: IsolatedTask | null = null;
   private described: HandlerInfo | null = null;
   /** The request as observers were told of it; null when none follows it. */
-  readonly request: RequestInfo | null;
+  readonly requestInfo: RequestInfo | null;
+  /** See {@link HandlerCallOptions.view}; the view once made (undefined before). */
+  private readonly viewSource: RequestViewSource | null;
+  private view: RequestView | null | undefined;
   private asker: ClientAsker | null;
   /** See {@link HandlerCallOptions.serverAsks}; undefined once made (or when there is none). */
   private serverAsks: Readonly<Record<string, unknown>> | null | undefined;
@@ -283,7 +288,8 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
           ? Number.POSITIVE_INFINITY
           : 0;
     this.sessionId = options.sessionId;
-    this.request = options.request ?? null;
+    this.requestInfo = options.request ?? null;
+    this.viewSource = options.view ?? null;
     this.asker = options.asker ?? null;
     this.serverAsks = this.asker === null ? options.serverAsks : undefined;
     this.detached = options.detached === true;
@@ -305,10 +311,16 @@ export class HandlerCall implements ToolContext, SinkListener, Listed<HandlerCal
       sessionId: this.sessionId,
       protocolEra: this.modern ? "2026-07-28" : "2025-11-25",
       principalId: typeof this.principal?.id === "string" ? this.principal.id : null,
-      request: this.request,
+      request: this.requestInfo,
     });
-    if (this.request !== null) this.described = info;
+    if (this.requestInfo !== null) this.described = info;
     return info;
+  }
+
+  /** The HTTP request's view, made on first use (a handler that never reads it costs none). */
+  get request(): RequestView | null {
+    if (this.view === undefined) this.view = this.viewSource?.requestView() ?? null;
+    return this.view;
   }
 
   /** The request's signal, created on first use (a handler that never reads it costs none). */

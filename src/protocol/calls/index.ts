@@ -64,7 +64,12 @@ export type {
 export { checkPrimitiveFields } from "./primitive.js";
 export type { CollectionChange, ItemAccess, ListedItem, ListPage } from "./primitive-collection.js";
 export { accessOf, PrimitiveCollection } from "./primitive-collection.js";
-export type { RequestInfo, RequestMeta } from "./request-info.js";
+export type {
+  RequestInfo,
+  RequestMeta,
+  RequestView,
+  RequestViewSource,
+} from "./request-info.js";
 export { bucketOf, NO_STABLE_CLIENT } from "./request-info.js";
 export { RunningCalls } from "./running-calls.js";
 export type { ToolContext } from "./tool-context.js";

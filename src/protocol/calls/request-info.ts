@@ -37,6 +37,39 @@ export interface RequestMeta {
    * `traceparent`/`tracestate` and `mcp-protocol-version` from them. Absent for stdio.
    */
   readonly headers?: Readonly<Record<string, string | readonly string[] | undefined>> | undefined;
+  /**
+   * Where a handler's `ctx.request` comes from: the HTTP request's view, made on first use. Absent
+   * where there is no HTTP request (stdio).
+   */
+  readonly view?: RequestViewSource | undefined;
+}
+
+/**
+ * A read-only view of the HTTP request that brought a call (`ctx.request`; docs/limits.md, "The
+ * request view"). Every value is the client's (hostile): validate what you use.
+ */
+export interface RequestView {
+  /** The HTTP method, upper case (`POST`). */
+  readonly method: string;
+  /** The URL path, without its query string (as the door saw it: a framework may strip a mount). */
+  readonly path: string;
+  /**
+   * The client's address as the server believes it (the socket peer, or the `X-Forwarded-For`
+   * entry `trustProxy` vouches for); null when the door knows none (`server.fetch` without
+   * `clientAddress`).
+   */
+  readonly clientAddress: string | null;
+  /**
+   * The headers the server's `requestHeaders` option allows, names in lower case, a repeated
+   * header's values joined with ", " (RFC 9110, section 5.3); a header the request lacks is
+   * absent. Never `Authorization`, `Proxy-Authorization` or `Cookie`.
+   */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What makes a {@link RequestView} (the HTTP request core's context), once, when asked. */
+export interface RequestViewSource {
+  requestView(): RequestView;
 }
 
 /** What an observer learns about a request (any method) as it starts. */

@@ -19,6 +19,7 @@ import type {
   SampleRequest,
   SampleResult,
 } from "../asking/index.js";
+import type { RequestView } from "./request-info.js";
 
 /**
  * The per-call context handed to a tool handler.
@@ -45,6 +46,13 @@ export interface ToolContext {
   readonly scope: string;
   /** The authenticated principal, or null without auth. */
   readonly principal: Principal | null;
+  /**
+   * The HTTP request that brought the call, read-only: method, path, client address and the
+   * headers the server's `requestHeaders` option allows (default none; never `Authorization`).
+   * Null on stdio. A task's run sees the view of the request that created the task, taken then
+   * (docs/limits.md, "The request view").
+   */
+  readonly request: RequestView | null;
   /**
    * Sends `notifications/progress` when the request carried `_meta.progressToken` and the
    * client accepts a stream; otherwise (or once cancelled) does nothing. Values that do not
