@@ -71,7 +71,9 @@ if (broken.length > 0) {
   console.error(`doc links: ${broken.length} of ${checked} links name nothing`);
   process.exit(1);
 }
-console.log(`doc links: ${checked} fragment links of the site and README links, on ${pages.length} pages, all name something`);
+console.log(
+  `doc links: ${checked} fragment links of the site and README links, on ${pages.length} pages, all name something`,
+);
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 function slug(heading: string): string {

@@ -93,7 +93,6 @@ const inside: DefaultTheme.SidebarItem[] = [
   { text: "Tests and benchmarks", link: "/testing" },
 ];
 
-// biome-ignore lint/style/noDefaultExport: VitePress reads its configuration from the default export.
 /**
  * Pages of docs/ that no group above names yet (a page just added): listed under "More", so that
  * every page is reachable from the navigation until it gets its place.
@@ -116,6 +115,7 @@ function titleOf(link: string): string {
 
 const more = unlisted([guide, concepts, run, reference, inside]);
 
+// biome-ignore lint/style/noDefaultExport: VitePress reads its configuration from the default export.
 export default defineConfig({
   title: "conduit-mcp",
   description:
