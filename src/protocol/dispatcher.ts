@@ -37,6 +37,7 @@ import {
   type HandlerEnd,
   type HandlerInvocation,
   type MethodDefinition,
+  type MethodHolds,
   type MethodHost,
   type MethodRequest,
   type ModernRequestInfo,
@@ -179,6 +180,21 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
    */
   get extensionIds(): ReadonlySet<string> {
     return this.lifecycle.extensionIds;
+  }
+
+  /**
+   * What a running request of `method` holds besides its request unit (its definition's `holds`;
+   * `"request"` for a method not served): a transport gives a `"stream"` method its stream unit
+   * and SSE stream when the client accepts one.
+   *
+   * @example
+   * ```ts
+   * dispatcher.holds("tools/call"); // "stream"
+   * dispatcher.holds("ping"); // "request"
+   * ```
+   */
+  holds(method: string): MethodHolds {
+    return this.methods.get(method)?.holds ?? "request";
   }
 
   /**

@@ -7,7 +7,7 @@
 import { checkModernRequest } from "../../protocol/index.js";
 import { accepted, reply } from "./answers.js";
 import type { JsonRpcMessage } from "./legacy.js";
-import { openExchange, releaseWhenSettled, STREAMED_METHODS } from "./open-exchange.js";
+import { isStreamed, openExchange, releaseWhenSettled } from "./open-exchange.js";
 import { type RequestContext, single } from "./request-context.js";
 import { decideScope, stableBucket } from "./scope.js";
 
@@ -44,7 +44,7 @@ export function modern(ctx: RequestContext, classified: JsonRpcMessage): Promise
   const exchange = openExchange(ctx, request);
   if (exchange === null) return;
   // A long modern call gets its stream (and keep-alive comments) even before any progress.
-  if (STREAMED_METHODS.has(request.method)) exchange.keepAliveWhilePending();
+  if (isStreamed(ctx, request.method)) exchange.keepAliveWhilePending();
   let running: Promise<void>;
   try {
     running = ctx.core.config.dispatcher.handleModernRequest(

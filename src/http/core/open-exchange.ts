@@ -13,15 +13,14 @@ import { refuseBusy } from "./answers.js";
 import type { RequestContext } from "./request-context.js";
 
 /**
- * Requests whose handler may run long and report progress: answered on an SSE stream when the
- * client accepts one (2025-11-25 basic/transports "Sending Messages to the Server",
+ * Whether `method` runs a handler that may run long and report progress (its method table entry
+ * holds a stream unit: Dispatcher.holds): answered on an SSE stream when the client accepts one
+ * (2025-11-25 basic/transports "Sending Messages to the Server",
  * https://modelcontextprotocol.io/specification/2025-11-25/basic/transports).
  */
-export const STREAMED_METHODS: ReadonlySet<string> = new Set([
-  "tools/call",
-  "resources/read",
-  "prompts/get",
-]);
+export function isStreamed(ctx: RequestContext, method: string): boolean {
+  return ctx.core.config.dispatcher.holds(method) === "stream";
+}
 
 /**
  * The exchange of `request`, once its scope is decided; or null when it was refused (answered).
@@ -54,7 +53,7 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
   const accepts = ctx.accepts;
   let sse = (accepts & ACCEPTS_SSE) !== 0;
   let stream: string | null = null;
-  if (sse && STREAMED_METHODS.has(request.method)) {
+  if (sse && isStreamed(ctx, request.method)) {
     if (limits.streams.tryAcquire(ctx.scope) === ACQUIRED) stream = ctx.scope;
     else if ((accepts & ACCEPTS_JSON) === 0) {
       if (sessionScope !== null) limits.sessionRequests.release(sessionScope);
