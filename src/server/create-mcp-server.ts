@@ -5,7 +5,6 @@
  */
 
 import type { Server } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import { CancellationRegistry } from "../cancellation/index.js";
 import { type ChangeEvent, type ChangeFeed, MemoryChangeFeed } from "../changes/index.js";
 import { InvalidOptionError, RequestCancelledError } from "../errors.js";
@@ -66,97 +65,13 @@ import {
   ErrorReporter,
   loadOpenTelemetry,
 } from "../telemetry/index.js";
+import { createHttpServer, LISTEN_FEATURE, listenOn } from "./http-listener.js";
+import type { ConcurrencySnapshot, ListenAddress, McpServer } from "./mcp-server.js";
 import { type McpServerOptions, PACKAGE_VERSION, resolveOptions } from "./options.js";
 import { registerTransportCore } from "./transport-core.js";
 
-/** Where a listening server can be reached. */
-export interface ListenAddress {
-  /** The full endpoint URL, e.g. `http://127.0.0.1:3000/mcp`. */
-  readonly url: string;
-  readonly host: string;
-  readonly port: number;
-}
-
-/**
- * A conduit-mcp server.
- *
- * @example
- * ```ts
- * const server = createMcpServer({ tools: [echo] });
- * const { url } = await server.listen({ port: 3000 });
- * await server.close();
- * ```
- */
-export interface McpServer {
-  /**
-   * The node:http request listener (usable with any `http.Server`). Register its
-   * `checkContinue` on the server's `'checkContinue'` event too, so that `100 Continue` is sent
-   * only to requests that passed their checks (listen() does).
-   */
-  readonly handler: NodeRequestListener;
-  /**
-   * The web-standard handler: the same core as {@link McpServer.handler} behind a
-   * `(request: Request, options?) => Promise<Response>` (Hono, fetch runtimes, in-process
-   * tests). The request's `AbortSignal` is the disconnect; a stream is a `ReadableStream` that
-   * ends when cancelled. Pass `{ clientAddress }` (the connection's IP) so that anonymous
-   * clients get their per-address scope; `{ endpoint: true }` when your router already routed
-   * the request to the endpoint. Bound: `{ fetch: server.fetch }` works.
-   */
-  readonly fetch: FetchHandler;
-  /** Starts an HTTP server. Defaults: host `127.0.0.1`, port 0 (a free port). */
-  listen(options?: { host?: string; port?: number }): Promise<ListenAddress>;
-  /**
-   * After `closeDelayMs` (default 0) of serving with `/ready` answering 503, stops accepting,
-   * lets running requests finish for `closeGraceMs`, then aborts them (their
-   * exchanges end at once), stops the janitors and closes the registry if the server created it.
-   * Idempotent.
-   */
-  close(): Promise<void>;
-  /** The cancellation registry the server tracks requests in. */
-  readonly registry: CancellationRegistry;
-  /**
-   * The served tools: `add`, `remove`, `enable`, `disable` while serving, and `onChanged` to
-   * hear about it. Lists are ordered by name; a disabled or hidden tool answers as unknown.
-   */
-  readonly tools: PrimitiveCollection<Tool>;
-  /**
-   * The served direct resources, by URI (same operations as `tools`), and `updated(uri)` to tell
-   * the sessions subscribed to a URI that it changed (docs/subscriptions.md).
-   */
-  readonly resources: ResourceCollection;
-  /** The served resource templates, by URI template. */
-  readonly resourceTemplates: PrimitiveCollection<ResourceTemplate>;
-  /** The served prompts, by name. */
-  readonly prompts: PrimitiveCollection<Prompt>;
-  /**
-   * What the per-scope bounds hold right now: running requests, open (or reserved) SSE streams
-   * and the scopes holding either. All 0 when the server is idle.
-   */
-  concurrency(): ConcurrencySnapshot;
-}
-
-/**
- * A snapshot of {@link McpServer.concurrency}.
- *
- * @example
- * ```ts
- * const { requests, streams, scopes } = server.concurrency();
- * ```
- */
-export interface ConcurrencySnapshot {
-  /** Requests (and notifications) being processed, all scopes. */
-  readonly requests: number;
-  /** SSE stream units held, all scopes. */
-  readonly streams: number;
-  /** Scopes holding at least one request unit. */
-  readonly scopes: number;
-  /** Open 2026-07-28 `subscriptions/listen` streams. */
-  readonly listeners: number;
-  /** 2025-era resource subscriptions held on this process. */
-  readonly subscriptions: number;
-  /** Connections open on the server listen() started (0 without listen()). */
-  readonly connections: number;
-}
+// The adapters name the server type from here.
+export type { ConcurrencySnapshot, ListenAddress, McpServer } from "./mcp-server.js";
 
 /**
  * Creates a server. Throws InvalidOptionError for a bad option.
@@ -587,52 +502,25 @@ class ConduitMcpServer implements McpServer {
     }
     // Bound to loopback: only loopback Host/Origin headers (DNS-rebinding protection).
     this.originPolicy.loopbackOnly = isLoopbackListenHost(host);
-    // Slow clients: node cuts a client still sending its headers or its request after
-    // these (408, then close). It checks every `connectionsCheckingInterval` (30 s by default),
-    // so the interval follows the shorter timeout.
-    const server = http.createServer(
-      {
-        headersTimeout: this.headersTimeoutMs,
-        requestTimeout: this.requestTimeoutMs,
-        connectionsCheckingInterval: Math.max(
-          50,
-          Math.min(1_000, Math.floor(this.headersTimeoutMs / 4)),
-        ),
-      },
-      this.handler,
-    );
-    // Keep-alive: longer than common load balancers' idle timeouts, so the balancer (not the
-    // server) closes an idle connection and never reuses one the server is closing.
-    server.keepAliveTimeout = this.keepAliveTimeoutMs;
-    // Per client bucket, then globally (evicting from the largest buckets): node's own
-    // `maxConnections` stays unset, it would refuse everyone alike once full.
-    this.connections.attach(server);
-    // `100 Continue` only once the request passed its checks (the core sends it when it reads).
-    server.on("checkContinue", this.handler.checkContinue);
-    // A connection that never sends a byte is closed after `headersTimeoutMs` (node's header
-    // timeout starts only with a request's first byte).
-    server.on("connection", closeIfSilent(this.headersTimeoutMs));
-    this.httpServer = server;
-    return new Promise((resolve, reject) => {
-      const onError = (error: Error): void => {
-        this.httpServer = null;
-        reject(error);
-      };
-      server.once("error", onError);
-      server.listen(port, host, () => {
-        server.removeListener("error", onError);
-        const address = server.address() as AddressInfo;
-        const urlHost = address.address.includes(":") ? `[${address.address}]` : address.address;
-        const url = `http://${urlHost}:${address.port}${this.path}`;
-        // Default resource (RFC 8707 audience) on loopback: the URL the server is reached at.
-        this.resourceServer?.useDefaultResource(url);
-        resolve({
-          url,
-          host: address.address,
-          port: address.port,
-        });
-      });
+    const server = createHttpServer(http, {
+      handler: this.handler,
+      connections: this.connections,
+      headersTimeoutMs: this.headersTimeoutMs,
+      requestTimeoutMs: this.requestTimeoutMs,
+      keepAliveTimeoutMs: this.keepAliveTimeoutMs,
     });
+    this.httpServer = server;
+    return listenOn(server, { host, port, path: this.path }).then(
+      (address) => {
+        // Default resource (RFC 8707 audience) on loopback: the URL the server is reached at.
+        this.resourceServer?.useDefaultResource(address.url);
+        return address;
+      },
+      (error: unknown) => {
+        this.httpServer = null;
+        throw error;
+      },
+    );
   }
 
   close(): Promise<void> {
@@ -682,13 +570,6 @@ class ConduitMcpServer implements McpServer {
   }
 }
 
-/** `listen()` needs node:http; where there is none, the runtime serves `server.fetch` itself. */
-const LISTEN_FEATURE = {
-  feature: "listen() (node:http)",
-  instead:
-    "hand server.fetch to the runtime instead: `export default { fetch: (request) => server.fetch(request) }` on Cloudflare Workers (docs/runtimes.md)",
-};
-
 function resourceUpdatedJson(uri: string): string {
   return JSON.stringify({
     jsonrpc: "2.0",
@@ -711,17 +592,6 @@ function inputRequiredOf(option: InputRequiredOptions | undefined): InputRequire
     // The message names the member and the rule, never a key.
     throw new InvalidOptionError("inputRequired", (error as Error).message, "(hidden)");
   }
-}
-
-/** A `'connection'` listener closing a socket that sent nothing within `ms`. */
-function closeIfSilent(ms: number): (socket: Socket) => void {
-  return (socket) => {
-    const timer = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
-    }, ms);
-    timer.unref();
-    socket.once("close", () => clearTimeout(timer));
-  };
 }
 
 function delay(ms: number): Promise<void> {

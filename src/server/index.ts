@@ -16,12 +16,8 @@ export {
   type ToolDefinition,
   type ToolResult,
 } from "../protocol/index.js";
-export {
-  type ConcurrencySnapshot,
-  createMcpServer,
-  type ListenAddress,
-  type McpServer,
-} from "./create-mcp-server.js";
+export { createMcpServer } from "./create-mcp-server.js";
+export type { ConcurrencySnapshot, ListenAddress, McpServer } from "./mcp-server.js";
 export {
   type DeprecatedFlatOptions,
   groupFlatOptions,
