@@ -104,6 +104,7 @@ export type {
   FetchOptions,
   NodeRequestListener,
   NodeShapedRequest,
+  ServerCardOptions,
 } from "./http/index.js";
 // Who calls: the principal an `auth.verify` hook returns, and the `trustProxy` option.
 export {

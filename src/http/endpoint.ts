@@ -1,5 +1,6 @@
 /**
- * The request core: routing (`/mcp`, `/health`, `/ready`, `/metrics`, the OAuth metadata), then, for the
+ * The request core: routing (`/mcp`, `/health`, `/ready`, `/metrics`, the OAuth metadata, the
+ * server card), then, for the
  * endpoint, Host/Origin and the method's steps over one request context (core/), on the
  * transport-neutral request of transport.ts, so that every door (node:http in node-door.ts, a
  * web `fetch` handler) shares them. A POST's way — authenticate → negotiate → admit → read the
@@ -9,8 +10,8 @@
  * reflects a header, never leaks internals, and refuses what it can before reading a body.
  * See docs/architecture.md for a request's way through the layers.
  */
-import type { IncomingHttpHeaders } from "node:http";
 
+import type { IncomingHttpHeaders } from "node:http";
 import { HANDLED } from "../protocol/calls/index.js";
 import { FORBIDDEN, METHOD_NOT_ALLOWED, refuseUnread } from "./core/answers.js";
 import { authenticate } from "./core/authenticate.js";
@@ -18,6 +19,11 @@ import { CoreState, type EndpointConfig } from "./core/core-state.js";
 import { post } from "./core/post.js";
 import { RequestContext } from "./core/request-context.js";
 import { endSession, listen } from "./core/session-methods.js";
+import {
+  SERVER_CARD_HEADERS,
+  SERVER_CARD_MEDIA_TYPE,
+  WELL_KNOWN_SERVER_CARD,
+} from "./server-card.js";
 import type { RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson, writeText } from "./write-response.js";
 
@@ -117,6 +123,20 @@ async function elsewhere(ctx: RequestContext): Promise<void> {
       return writeJson(target, 200, document, METADATA_HEADERS);
     }
   }
+  const card = config.serverCard ?? null;
+  if (card !== null && isServerCardRoute(route, config.path)) {
+    if (input.method === "GET" || input.method === "HEAD") {
+      input.body.skip();
+      target.writeHead(200, {
+        ...SERVER_CARD_HEADERS,
+        "content-type": SERVER_CARD_MEDIA_TYPE,
+        "content-length": Buffer.byteLength(card),
+        "x-content-type-options": "nosniff",
+      });
+      target.end(input.method === "HEAD" ? "" : card);
+      return;
+    }
+  }
   const metrics = config.metrics;
   if (route === "/metrics" && metrics !== null && input.method === "GET") {
     if (!config.originPolicy.allows(input.headers as IncomingHttpHeaders)) {
@@ -133,11 +153,17 @@ async function elsewhere(ctx: RequestContext): Promise<void> {
   writeText(target, 404, "Not found");
 }
 
+/** `<endpoint>/server-card` (the draft's reserved location) or the well-known path. */
+function isServerCardRoute(route: string, path: string): boolean {
+  return route === WELL_KNOWN_SERVER_CARD || route === `${path.replace(/\/$/, "")}/server-card`;
+}
+
 function serves(core: CoreState, route: string): boolean {
   const { config } = core;
   if (route === config.path || route === "/health") return true;
   if (route === "/ready") return config.readiness !== undefined;
   if (route === "/metrics") return config.metrics !== null;
+  if (isServerCardRoute(route, config.path)) return (config.serverCard ?? null) !== null;
   const resourceServer = config.authenticate?.resourceServer ?? null;
   return resourceServer !== null && resourceServer.metadataFor(route, config.path) !== null;
 }

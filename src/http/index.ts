@@ -55,6 +55,13 @@ export { methodLabel, ServerMetrics } from "./operability/metrics.js";
 export { Readiness, type ReadinessOptions, type ReadyState } from "./operability/readiness.js";
 export { isLoopbackListenHost, normalizeOrigin, OriginPolicy } from "./origin-policy.js";
 export { BODY_TIMEOUT, BODY_TOO_LARGE, declaredTooLarge, readBody } from "./read-body.js";
+export {
+  SERVER_CARD_MEDIA_TYPE,
+  type ServerCardIdentity,
+  type ServerCardOptions,
+  serverCardJson,
+  WELL_KNOWN_SERVER_CARD,
+} from "./server-card.js";
 export { SessionStreams, type SessionStreamsOptions } from "./session-streams.js";
 export type {
   BodyOutcome,

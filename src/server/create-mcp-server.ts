@@ -22,6 +22,7 @@ import {
   Readiness,
   ServerMetrics,
   SessionStreams,
+  serverCardJson,
 } from "../http/index.js";
 import { parseTrustProxy } from "../identity/index.js";
 import type { ResourceServer } from "../identity/oauth/index.js";
@@ -34,6 +35,7 @@ import {
   serverRequestSettings,
 } from "../protocol/asking/index.js";
 import {
+  ALL_PROTOCOL_VERSIONS,
   ChangeListeners,
   Dispatcher,
   type PrimitiveCollection,
@@ -375,6 +377,17 @@ class ConduitMcpServer implements McpServer {
       closing: () => this.closing,
       rateLimits: options.rateLimits,
       requestHeaders: options.requestHeaders,
+      serverCard:
+        options.serverCard === undefined
+          ? null
+          : serverCardJson(options.serverCard, {
+              version: options.version,
+              title: options.title,
+              description: options.description,
+              websiteUrl: options.websiteUrl,
+              icons: options.icons,
+              supportedProtocolVersions: ALL_PROTOCOL_VERSIONS,
+            }),
     });
     this.resourceServer = authenticate?.resourceServer ?? null;
     // Two doors over one core: every step, bound and timeout is shared.

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { CancellationRegistry } from "../cancellation/index.js";
 import type { ChangeFeed } from "../changes/index.js";
 import { InvalidOptionError } from "../errors.js";
-import type { AuthOptions } from "../http/index.js";
+import type { AuthOptions, ServerCardOptions } from "../http/index.js";
 import { resolvePoolOptions, type WorkerPoolOptions } from "../isolation/pool-options.js";
 import {
   customOption,
@@ -382,6 +382,13 @@ export const SERVER_OPTIONS = z.object({
   instructions: option(OPTION.text, {
     default: undefined,
     description: "`instructions` of `initialize` and `server/discover`: how to use the server.",
+  }),
+  serverCard: customOption<ServerCardOptions>({
+    accepts: "an object: { name, description?, url?, repository? }",
+    default: "none",
+    description:
+      "Serve an MCP Server Card (experimental: the current SEP-2127 draft) at `<path>/server-card` and `/.well-known/mcp/server-card.json`; `name` is reverse-DNS (`com.example/server`), `url` the endpoint's public URL.",
+    read: (value) => value,
   }),
   tools: customOption<readonly Tool[]>({
     accepts: "an array of defineTool() results",

@@ -9,7 +9,7 @@
 import type { CancellationRegistry } from "../cancellation/index.js";
 import type { ChangeFeed } from "../changes/index.js";
 import { InvalidOptionError } from "../errors.js";
-import type { AuthOptions } from "../http/index.js";
+import type { AuthOptions, ServerCardOptions } from "../http/index.js";
 import type { TrustProxyOption } from "../identity/index.js";
 import type { WorkerPoolOptions } from "../isolation/pool-options.js";
 import { readOptions } from "../option-schema.js";
@@ -247,6 +247,12 @@ export interface McpServerOptions extends DeprecatedFlatOptions {
   readonly websiteUrl?: string;
   /** `instructions` of `initialize` and `server/discover`: how to use the server. */
   readonly instructions?: string;
+  /**
+   * Serve an MCP Server Card (experimental, the current SEP-2127 draft) at
+   * `<path>/server-card` and `/.well-known/mcp/server-card.json`: `{ name, description?, url?,
+   * repository? }`. Default none.
+   */
+  readonly serverCard?: ServerCardOptions;
   /** The tools served (names must be unique); `server.tools` changes them later. */
   readonly tools?: readonly Tool[];
   /** Direct resources served (URIs must be unique); see `server.resources`. */
@@ -303,6 +309,7 @@ export interface ResolvedOptions {
   readonly icons: readonly Icon[] | undefined;
   readonly websiteUrl: string | undefined;
   readonly instructions: string | undefined;
+  readonly serverCard: ServerCardOptions | undefined;
   readonly tools: readonly Tool[];
   readonly resources: readonly Resource[];
   readonly resourceTemplates: readonly ResourceTemplate[];
@@ -419,6 +426,7 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
     icons: read.icons,
     websiteUrl: read.websiteUrl,
     instructions: read.instructions,
+    serverCard: read.serverCard as ServerCardOptions | undefined,
     tools: read.tools,
     resources: read.resources,
     resourceTemplates: read.resourceTemplates,

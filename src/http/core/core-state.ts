@@ -50,6 +50,8 @@ export interface EndpointConfig {
    * server: never a credential). Absent: none.
    */
   readonly requestHeaders?: readonly string[];
+  /** The server card's JSON text (server-card.ts), when one is served; absent or null: none. */
+  readonly serverCard?: string | null;
   /** The tenants' rate limits (`rateLimits`, rate-limit.ts); absent or null: none. */
   readonly rateLimits?: RateLimitPlan | null;
 }
