@@ -128,7 +128,7 @@ export async function planTask(ctx: LoadContext): Promise<void> {
   }
   if (disturbed(ctx, [node, resultNode], startedAt)) {
     return ctx.tally.outcome(
-      `task lost to chaos (${status}, ${errorCode(result.responses[0]) ?? result.ending})`,
+      `task lost to chaos (${status}, ${errorCode(result.responses[0] ?? {}) ?? result.ending})`,
     );
   }
   ctx.tally.outcome("violation");
