@@ -55,6 +55,7 @@ const guide: DefaultTheme.SidebarItem[] = [
   { text: "Changing what is served", link: "/visibility" },
   { text: "Tasks", link: "/tasks" },
   { text: "Subscriptions", link: "/subscriptions" },
+  ...ifPage("Extensions", "extensions"),
   ...ifPage("MCP Apps", "apps"),
   ...ifPage("Migrating from the official SDK", "migrating"),
 ];
