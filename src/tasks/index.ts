@@ -18,6 +18,7 @@ export {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
   type EvictedTask,
+  emptyStatusCounts,
   type FinishTaskOutcome,
   isTerminalStatus,
   type ListTasksOptions,

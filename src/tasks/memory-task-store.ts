@@ -21,6 +21,7 @@ import {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
   type EvictedTask,
+  emptyStatusCounts,
   type FinishTaskOutcome,
   isTerminalStatus,
   type ListTasksOptions,
@@ -29,6 +30,7 @@ import {
   type TaskOutcome,
   type TaskPage,
   type TaskRecord,
+  type TaskStatus,
   type TaskStore,
   type TaskSweepResult,
   type TaskUpdate,
@@ -377,6 +379,14 @@ export class MemoryTaskStore implements TaskStore {
   async size(): Promise<number> {
     this.open();
     return this.count;
+  }
+
+  async countByStatus(): Promise<Readonly<Record<TaskStatus, number>>> {
+    this.open();
+    const counts = emptyStatusCounts();
+    for (const tasks of this.scopes.values())
+      for (const task of tasks.values()) counts[task.status]++;
+    return counts;
   }
 
   /** Bytes held by every task together (results, errors, input requests, status messages). */

@@ -67,6 +67,11 @@ export type TaskStatus = "working" | "input_required" | "completed" | "failed" |
 export type TerminalTaskStatus = "completed" | "failed" | "cancelled";
 
 /** Whether `status` is terminal (`completed`, `failed` or `cancelled`). */
+/** Every task status at 0: a gauge shows each status, including those no task has now. */
+export function emptyStatusCounts(): Record<TaskStatus, number> {
+  return { working: 0, input_required: 0, completed: 0, failed: 0, cancelled: 0 };
+}
+
 export function isTerminalStatus(status: TaskStatus): status is TerminalTaskStatus {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
@@ -302,6 +307,11 @@ export interface TaskStore {
   sweep(now: number): Promise<TaskSweepResult>;
   /** Number of stored tasks, expired ones not yet swept included. */
   size(): Promise<number>;
+  /**
+   * Stored tasks by status (every status present, 0 when none), for the metrics; null when the
+   * store cannot count now (its service away, or more tasks than it will walk for a gauge).
+   */
+  countByStatus?(): Promise<Readonly<Record<TaskStatus, number>> | null>;
   /** Subscribes to terminal transitions and cap evictions (see the module comment). Returns an unsubscribe function. */
   onChange(listener: (change: TaskChange) => void): () => void;
   /** Releases timers and connections; later calls reject with `StoreClosedError`. Idempotent. */

@@ -269,6 +269,33 @@ export function runTaskStoreContract(name: string, makeStore: TaskStoreFactory):
       });
     });
 
+    it("counts its tasks by status, every status shown (the conduit_mcp_tasks_by_status gauge)", async () => {
+      await withStore({}, async (store, clock) => {
+        assert.ok(store.countByStatus, "the store counts by status");
+        assert.deepEqual(await store.countByStatus(), {
+          working: 0,
+          input_required: 0,
+          completed: 0,
+          failed: 0,
+          cancelled: 0,
+        });
+        const asking = await create(store, clock, ALICE);
+        await store.update(ALICE, asking.taskId, { status: "input_required" });
+        await create(store, clock, ALICE);
+        await complete(store, await create(store, clock, BOB));
+        const broken = await create(store, clock, BOB);
+        await store.finish(BOB, broken.taskId, { status: "failed", error: '{"code":-32603}' });
+        await store.cancel(ALICE, (await create(store, clock, ALICE)).taskId, "stopped");
+        assert.deepEqual(await store.countByStatus(), {
+          working: 1,
+          input_required: 1,
+          completed: 1,
+          failed: 1,
+          cancelled: 1,
+        });
+      });
+    });
+
     it("cancels every running task of one scope only", async () => {
       await withStore({}, async (store, clock) => {
         const a1 = await create(store, clock, ALICE);

@@ -194,6 +194,11 @@ describe("metrics scrape (docs/observability.md)", () => {
     );
     assert.equal(value(scrape, "conduit_mcp_sessions"), 1);
     assert.equal(value(scrape, "conduit_mcp_tasks"), 1);
+    // The one task ran to its result; every other status is shown at 0.
+    assert.equal(value(scrape, "conduit_mcp_tasks_by_status", { status: "completed" }), 1);
+    for (const status of ["working", "input_required", "failed", "cancelled"]) {
+      assert.equal(value(scrape, "conduit_mcp_tasks_by_status", { status }), 0, status);
+    }
     assert.equal(value(scrape, "conduit_mcp_scope_in_flight", { kind: "ip" }), 0);
     assert.equal(value(scrape, "conduit_mcp_store_reachable"), 1);
     assert.equal(value(scrape, "conduit_mcp_ready"), 1);

@@ -76,7 +76,10 @@ export interface MetricsSources {
   /** The session store (null without sessions). Its count may cover every node (Redis). */
   readonly sessions: { size(): Promise<number> } | null;
   /** The task store (null without tasks). */
-  readonly tasks: { size(): Promise<number> } | null;
+  readonly tasks: {
+    size(): Promise<number>;
+    countByStatus?(): Promise<Readonly<Record<string, number>> | null>;
+  } | null;
   /** Open `subscriptions/listen` listeners of this node. */
   readonly listeners: { readonly size: number } | null;
   /** Standalone GET streams of sessions open on this node. */
@@ -369,6 +372,16 @@ export class ServerMetrics implements DispatchObserver {
         sessions,
       );
     }
+    const byStatus = countable ? await countByStatusOrNull(sources.tasks) : null;
+    if (byStatus !== null) {
+      lines.push(
+        "# HELP conduit_mcp_tasks_by_status Tasks held by the task store, by status (with Redis: by every node).",
+        "# TYPE conduit_mcp_tasks_by_status gauge",
+      );
+      for (const [status, count] of Object.entries(byStatus)) {
+        lines.push(`conduit_mcp_tasks_by_status{status="${status}"} ${count}`);
+      }
+    }
     const tasks = countable ? await countOrNull(sources.tasks) : null;
     if (tasks !== null) {
       gauge(
@@ -390,6 +403,17 @@ async function countOrNull(store: { size(): Promise<number> } | null): Promise<n
   if (store === null) return null;
   try {
     return await store.size();
+  } catch {
+    return null;
+  }
+}
+
+async function countByStatusOrNull(
+  store: MetricsSources["tasks"],
+): Promise<Readonly<Record<string, number>> | null> {
+  if (store?.countByStatus === undefined) return null;
+  try {
+    return await store.countByStatus();
   } catch {
     return null;
   }

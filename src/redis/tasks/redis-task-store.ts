@@ -21,6 +21,7 @@ import {
   type CancelTaskOutcome,
   type CreateTaskOutcome,
   type EvictedTask,
+  emptyStatusCounts,
   type FinishTaskOutcome,
   isTaskId,
   type ListTasksOptions,
@@ -30,6 +31,7 @@ import {
   type TaskOutcome,
   type TaskPage,
   type TaskRecord,
+  type TaskStatus,
   type TaskStore,
   type TaskSweepResult,
   type TaskUpdate,
@@ -100,6 +102,8 @@ export interface RedisTaskStoreOptions {
 
 /** Expired tasks removed per sweep call: one script never holds Redis for long. */
 const SWEEP_PAGE = 1_000;
+/** The most tasks of one shard `countByStatus` walks in one script (about 10 ms of Redis). */
+const COUNT_WALK_LIMIT = 50_000;
 /** Upper bound on sweep calls per shard and sweep (10 M tasks); a bounded loop. */
 const SWEEP_MAX_PAGES = 10_000;
 const POSITION = /^(0|[1-9][0-9]{0,15})$/;
@@ -384,6 +388,25 @@ export class RedisTaskStore implements TaskStore {
   async size(): Promise<number> {
     const counts = await Promise.all(this.keys.all.map((shard) => this.commands.size(shard)));
     return counts.reduce<number>((sum, n) => sum + (n === UNAVAILABLE ? 0 : n), 0);
+  }
+
+  /**
+   * Tasks by status on every node. Each shard is walked by one script, so a shard holding more
+   * than {@link COUNT_WALK_LIMIT} tasks (or Redis away) leaves the gauge out: null.
+   */
+  async countByStatus(): Promise<Readonly<Record<TaskStatus, number>> | null> {
+    const replies = await Promise.all(
+      this.keys.all.map((shard) => this.commands.countByStatus(shard, COUNT_WALK_LIMIT)),
+    );
+    const counts = emptyStatusCounts();
+    for (const reply of replies) {
+      if (reply === UNAVAILABLE || reply === null) return null;
+      for (let i = 0; i + 1 < reply.length; i += 2) {
+        const status = String(reply[i]);
+        if (status in counts) counts[status as TaskStatus] += Number(reply[i + 1]);
+      }
+    }
+    return counts;
   }
 
   onChange(listener: (change: TaskChange) => void): () => void {

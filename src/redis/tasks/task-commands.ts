@@ -13,6 +13,7 @@ import { cat, type KeyLayout, pairMember, type ShardKeys, type Wire, wire } from
 import {
   TASK_CANCEL_SCOPE_SCRIPT,
   TASK_CANCEL_SCRIPT,
+  TASK_COUNT_BY_STATUS_SCRIPT,
   TASK_CREATE_SCRIPT,
   TASK_FINISH_SCRIPT,
   TASK_GET_SCRIPT,
@@ -27,6 +28,7 @@ import {
 export interface TaskScripts {
   conduitMcpTaskCreateV2(...args: Wire[]): Promise<[number, string, string, string, string?]>;
   conduitMcpTaskGetV2(...args: Wire[]): Promise<string[] | null>;
+  conduitMcpTaskCountByStatusV2(...args: Wire[]): Promise<Array<string | number> | null>;
   conduitMcpTaskUpdateV2(...args: Wire[]): Promise<Array<number | string>>;
   conduitMcpTaskFinishV2(...args: Wire[]): Promise<Array<number | string>>;
   conduitMcpTaskCancelV2(...args: Wire[]): Promise<Array<number | string>>;
@@ -46,6 +48,7 @@ const SCRIPTS: ReadonlyArray<readonly [keyof TaskScripts, string, number]> = [
   ["conduitMcpTaskCancelScopeV2", TASK_CANCEL_SCOPE_SCRIPT, 1],
   ["conduitMcpTaskListV2", TASK_LIST_SCRIPT, 1],
   ["conduitMcpTaskSweepV2", TASK_SWEEP_SCRIPT, 2],
+  ["conduitMcpTaskCountByStatusV2", TASK_COUNT_BY_STATUS_SCRIPT, 1],
   ["conduitMcpTaskRenewLeaseV2", TASK_RENEW_LEASE_SCRIPT, 2],
   ["conduitMcpTaskRetireV2", TASK_RETIRE_SCRIPT, 3],
 ];
@@ -290,6 +293,13 @@ export class TaskCommands {
   /** The number of tasks in one shard. */
   size(shard: ShardKeys) {
     return this.run((c) => c.scard(`${shard.tag}:tall`));
+  }
+
+  /** `[status, count, ...]` of one shard, or null past `limit` tasks. */
+  countByStatus(shard: ShardKeys, limit: number) {
+    return this.run((c) =>
+      c.conduitMcpTaskCountByStatusV2(`${shard.tag}:tall`, shard.luaBase, String(limit)),
+    );
   }
 
   private run<T>(op: (client: RedisClient & TaskScripts) => Promise<T>) {

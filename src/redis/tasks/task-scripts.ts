@@ -568,3 +568,22 @@ redis.call('DEL', KEYS[3])
 redis.call('SREM', KEYS[1], ctx.node)
 return failed
 `;
+
+/**
+ * Counts a shard's tasks by status, for the `conduit_mcp_tasks_by_status` gauge. Read-only.
+ * KEYS: 1 tall. ARGV: 1 the shard's base, 2 the most tasks it walks (beyond, false: a gauge must
+ * not hold Redis for long). Returns `[status, count, ...]`.
+ */
+export const TASK_COUNT_BY_STATUS_SCRIPT = `
+if redis.call('SCARD', KEYS[1]) > tonumber(ARGV[2]) then return false end
+local counts, out = {}, {}
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local s = redis.call('HGET', ARGV[1] .. ':tk:' .. m, 's')
+  if s then counts[s] = (counts[s] or 0) + 1 end
+end
+for s, n in pairs(counts) do
+  out[#out + 1] = s
+  out[#out + 1] = n
+end
+return out
+`;
