@@ -392,6 +392,11 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
+    return this.read(id, true);
+  }
+
+  /** `get`, with one more read of Redis when an epoch check may have written the record back. */
+  private async read(id: string, again: boolean): Promise<SessionRecord | undefined> {
     const keys = this.keys;
     const flat = await this.call(
       (c) =>
@@ -410,6 +415,9 @@ export class RedisSessionStore implements SessionStore {
         if (!this.closed) await this.checkEpoch();
         kept = this.local.get(id);
         if (kept?.pending === true) return this.touchLocal(id);
+        // The check may have found the loss and finished the write-back while this read
+        // waited: the record is in Redis again, so read it once more before calling it gone.
+        if (kept !== undefined && again && !this.closed) return this.read(id, false);
       }
       // Held here but gone from Redis: ended elsewhere, perhaps while this node was not listening.
       if (this.forget(id)) this.ended(id);
