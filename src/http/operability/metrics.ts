@@ -363,7 +363,9 @@ export class ServerMetrics implements DispatchObserver {
     // A store that cannot count now (Redis away) leaves its series out of this scrape: the Redis
     // stores answer a failed count with 0, which a dashboard would read as "no sessions".
     const countable = readiness === null || readiness.storesReachable;
-    const sessions = countable ? await countOrNull(sources.sessions) : null;
+    const sessions = countable
+      ? await countOrNull(sources.sessions?.size.bind(sources.sessions))
+      : null;
     if (sessions !== null) {
       gauge(
         lines,
@@ -372,7 +374,9 @@ export class ServerMetrics implements DispatchObserver {
         sessions,
       );
     }
-    const byStatus = countable ? await countByStatusOrNull(sources.tasks) : null;
+    const byStatus = countable
+      ? await countOrNull(sources.tasks?.countByStatus?.bind(sources.tasks))
+      : null;
     if (byStatus !== null) {
       lines.push(
         "# HELP conduit_mcp_tasks_by_status Tasks held by the task store, by status (with Redis: by every node).",
@@ -382,7 +386,7 @@ export class ServerMetrics implements DispatchObserver {
         lines.push(`conduit_mcp_tasks_by_status{status="${status}"} ${count}`);
       }
     }
-    const tasks = countable ? await countOrNull(sources.tasks) : null;
+    const tasks = countable ? await countOrNull(sources.tasks?.size.bind(sources.tasks)) : null;
     if (tasks !== null) {
       gauge(
         lines,
@@ -399,21 +403,11 @@ function gauge(lines: string[], name: string, help: string, value: number): void
   lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
 }
 
-async function countOrNull(store: { size(): Promise<number> } | null): Promise<number | null> {
-  if (store === null) return null;
+/** What a store counted, or null when it cannot count now (it threw: Redis away) or has no count. */
+async function countOrNull<T>(count: (() => Promise<T | null>) | undefined): Promise<T | null> {
+  if (count === undefined) return null;
   try {
-    return await store.size();
-  } catch {
-    return null;
-  }
-}
-
-async function countByStatusOrNull(
-  store: MetricsSources["tasks"],
-): Promise<Readonly<Record<string, number>> | null> {
-  if (store?.countByStatus === undefined) return null;
-  try {
-    return await store.countByStatus();
+    return await count();
   } catch {
     return null;
   }
