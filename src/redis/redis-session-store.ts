@@ -275,6 +275,19 @@ export class RedisSessionStore implements SessionStore {
   private epoch: string | null = null;
   /** The latest check of the epoch (a `get` that finds a kept record gone waits for it). */
   private epochCheck: Promise<boolean> = Promise.resolve(false);
+  /** Whether a check of the epoch is waiting for Redis's answer. */
+  private epochChecking = false;
+  /**
+   * Counts the connection's losses: a check answers for the connection it was sent on, so only
+   * one sent since the latest loss settles {@link epochUnknown}.
+   */
+  private connectionGeneration = 0;
+  /**
+   * Open from a loss of the connection (and from the start) until a check of the epoch sent
+   * since then is answered: until then a record missing from Redis may be missing because Redis
+   * restarted empty, not because the session ended, so a miss waits for it.
+   */
+  private epochUnknown: { promise: Promise<void>; settle: () => void } | null = openGate();
   /** Receives the line told when Redis lost the records. */
   private readonly log: (message: string) => void;
   private readonly localMax: number;
@@ -353,6 +366,10 @@ export class RedisSessionStore implements SessionStore {
     this.client.defineCommand("conduitMcpSessionDeleteV4", { lua: DELETE, numberOfKeys: 1 });
     this.client.defineCommand("conduitMcpSessionExpireV5", { lua: EXPIRE, numberOfKeys: 1 });
     this.client.defineCommand("conduitMcpSessionEpochV1", { lua: EPOCH, numberOfKeys: 1 });
+    this.connection.on("close", () => {
+      this.connectionGeneration++;
+      this.epochUnknown ??= openGate();
+    });
     this.connection.on("ready", () => {
       this.monitor.up();
       // Redis may have come back empty: that is checked before the write-back.
@@ -410,7 +427,11 @@ export class RedisSessionStore implements SessionStore {
       if (kept?.pending === true) return this.touchLocal(id);
       if (kept !== undefined) {
         // Redis may have lost every record (restarted empty): then what this node holds is
-        // written back, this session included.
+        // written back, this session included. A miss right after a reconnect may come before
+        // the reconnect's check has even started: it waits for that check (bounded).
+        await this.epochKnown(this.timeoutMs * 2);
+        kept = this.local.get(id);
+        if (kept?.pending === true) return this.touchLocal(id);
         await this.epochCheck;
         if (!this.closed) await this.checkEpoch();
         kept = this.local.get(id);
@@ -522,6 +543,7 @@ export class RedisSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.settleEpoch();
     this.local.clear();
     this.pendingPerScope.clear();
     this.pendingDeletes.clear();
@@ -574,6 +596,12 @@ export class RedisSessionStore implements SessionStore {
       this.listenedBefore = true;
       return;
     }
+    // The subscription was away, and so perhaps was Redis: a session missing now may be missing
+    // because Redis restarted empty, which only the epoch tells (then it is written back, not
+    // ended). Wait until the epoch is known again on this connection.
+    this.epochUnknown ??= openGate();
+    await this.epochKnown(Number.POSITIVE_INFINITY);
+    if (this.closed) return;
     const ids = [...this.local.entries()].filter(([, kept]) => !kept.pending).map(([id]) => id);
     for (let at = 0; at < ids.length; at += PAGE) {
       const page = ids.slice(at, at + PAGE);
@@ -626,23 +654,31 @@ export class RedisSessionStore implements SessionStore {
    * Resolves whether the loss was seen now.
    */
   private checkEpoch(): Promise<boolean> {
+    const generation = this.connectionGeneration;
     const check = (async () => {
       const token = randomBytes(12).toString("base64url");
+      this.epochChecking = true;
       const seen = await this.call(
         (c) => c.conduitMcpSessionEpochV1(`${this.keys.tag}:epoch`, token),
         UNAVAILABLE,
-      );
+      ).finally(() => {
+        this.epochChecking = false;
+      });
       if (seen === UNAVAILABLE || typeof seen !== "string") return false;
       const before = this.epoch;
       this.epoch = seen;
-      if (before === null || before === seen) return false;
       let marked = 0;
-      for (const kept of this.local.values()) {
-        if (kept.pending) continue;
-        kept.pending = true;
-        this.countPending(kept.record.creatorScope, 1);
-        marked++;
+      if (before !== null && before !== seen) {
+        for (const kept of this.local.values()) {
+          if (kept.pending) continue;
+          kept.pending = true;
+          this.countPending(kept.record.creatorScope, 1);
+          marked++;
+        }
       }
+      // Marked before anyone waiting is let go: a miss then finds its session pending, not gone.
+      if (generation === this.connectionGeneration) this.settleEpoch();
+      if (before === null || before === seen) return false;
       this.log(
         `conduit-mcp: Redis came back without the session records (restarted without persistence, or flushed): writing back the ${marked} session(s) this node holds; sessions known only to other nodes are gone (their clients get 404 and initialise again). Keep sessions across Redis restarts with Redis persistence (appendonly yes): docs/tenancy.md.`,
       );
@@ -651,6 +687,33 @@ export class RedisSessionStore implements SessionStore {
     })();
     this.epochCheck = check;
     return check;
+  }
+
+  /**
+   * Resolves once the epoch is known on the current connection (at once when it is), or after
+   * `boundMs`, or at close; starts a check when none is under way and the connection is up (a
+   * miss may come before the reconnect's own check has started).
+   */
+  private async epochKnown(boundMs: number): Promise<void> {
+    const gate = this.epochUnknown;
+    if (gate === null || this.closed) return;
+    if (!this.epochChecking && this.client.status === "ready") void this.checkEpoch();
+    if (!Number.isFinite(boundMs)) return gate.promise;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      gate.promise,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, boundMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** The epoch is known on the current connection: lets every waiting miss go. */
+  private settleEpoch(): void {
+    const gate = this.epochUnknown;
+    this.epochUnknown = null;
+    gate?.settle();
   }
 
   /**
@@ -770,6 +833,15 @@ export class RedisSessionStore implements SessionStore {
       return fallback;
     }
   }
+}
+
+/** A promise and the function that resolves it. */
+function openGate(): { promise: Promise<void>; settle: () => void } {
+  let settle: () => void = () => {};
+  const promise = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  return { promise, settle };
 }
 
 function encode(value: string | null): string {
