@@ -10,7 +10,8 @@
  * rewrites the "## HTTP" section of docs/benchmarks.md.
  *
  * Options: `--rounds N` (3), `--duration S` (5), `--warmup S` (2), `--connections N` (50),
- * `--targets bare,conduit,conduit-redis,sdk2,sdk1` (a subset: printed only),
+ * `--targets bare,conduit,cli,conduit-redis,sdk2,sdk1` (a subset: printed only; `cli` is
+ * `conduit-mcp serve` from the build, demo set, default options),
  * `--paths tools/call,tools/call@2026,resources/read[,prompts/get]` (a subset: printed only),
  * `--quick` (1 round of 2 s, 1 s warm-up: a smoke run, printed only), `--no-write`,
  * `--baseline DIR` (adds conduit-mcp as built from another checkout as a target of its own, for

@@ -15,7 +15,8 @@
  * answered 200. One count takes about 20-40 s on a 2-core machine; the run prints a Markdown table
  * (path, target, instructions per call, × bare) and writes nothing.
  *
- * Options: `--targets bare,conduit` (both by default), `--paths a,b` (default: the three
+ * Options: `--targets bare,conduit,cli` (all by default; `cli` is `conduit-mcp serve` from the
+ * build, demo set, default options, on the paths it serves), `--paths a,b` (default: the three
  * benchmark paths; `prompts/get` too), `--calls N` (3000), `--warmup N` (2000 per path),
  * `--baseline DIR` (conduit-mcp as built from another checkout, e.g. `git worktree add /tmp/base
  * <commit>` with a `node_modules` link, as a third target: before/after in one run),
@@ -36,7 +37,7 @@ import { loadAverage, machineLine } from "./lib/machine.js";
 
 const NAME = "bench:instructions";
 const CONNECTIONS = 10;
-const KNOWN_TARGETS = ["bare", "conduit"] as const;
+const KNOWN_TARGETS = ["bare", "conduit", "cli"] as const;
 
 function fail(message: string, code = 1): never {
   console.error(`${NAME}: ${message}`);
@@ -96,6 +97,8 @@ try {
 interface Target {
   readonly spec: TargetSpec;
   readonly env: Record<string, string>;
+  /** The compiled build a launched target (the CLI) runs from. */
+  readonly dist?: string;
 }
 
 function distOf(dir: string): string {
@@ -111,9 +114,11 @@ const targets: Target[] = [];
 try {
   for (const key of targetKeys) {
     const spec = TARGETS.find((t) => t.key === key) as TargetSpec;
+    const dist = key === "bare" ? undefined : distOf(process.cwd());
     targets.push({
       spec,
-      env: key === "conduit" ? { BENCH_CONDUIT_BUILD: distOf(process.cwd()) } : {},
+      env: key === "conduit" && dist !== undefined ? { BENCH_CONDUIT_BUILD: dist } : {},
+      ...(dist === undefined ? {} : { dist }),
     });
   }
   if (flags.baseline !== undefined) {
@@ -135,15 +140,18 @@ const started = Date.now();
 
 try {
   for (const pathKey of pathKeys) {
-    for (const { spec, env } of targets) {
+    for (const { spec, env, dist } of targets) {
+      if (!spec.paths.includes(pathKey)) continue;
       const path = BENCH_PATHS[pathKey];
       const began = Date.now();
       const result = await countInstructions({
         label: spec.label,
         script: spec.script,
         env,
+        ...spec.launch?.(dist ?? null),
         path,
-        warmPaths,
+        // The paths the target serves (the CLI's demo set has not the benchmark's resource).
+        warmPaths: warmPaths.filter((p) => spec.paths.includes(p.key)),
         warmup,
         calls,
         connections: CONNECTIONS,
@@ -168,7 +176,8 @@ const lines = [
 for (const pathKey of pathKeys) {
   const bare = results.get(`bare ${pathKey}`);
   for (const { spec } of targets) {
-    const result = results.get(`${spec.key} ${pathKey}`) as InstructionCount;
+    const result = results.get(`${spec.key} ${pathKey}`);
+    if (result === undefined) continue;
     const ratio = bare === undefined ? "n/a" : (result.perCall / bare.perCall).toFixed(2);
     lines.push(
       `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${ratio} |`,
@@ -178,7 +187,8 @@ for (const pathKey of pathKeys) {
 if (breakdown > 0) {
   for (const pathKey of pathKeys) {
     for (const { spec } of targets) {
-      const result = results.get(`${spec.key} ${pathKey}`) as InstructionCount;
+      const result = results.get(`${spec.key} ${pathKey}`);
+      if (result === undefined) continue;
       lines.push(
         "",
         `${spec.label}, ${BENCH_PATHS[pathKey].label}: self instructions per call`,

@@ -69,6 +69,9 @@ export interface CallgrindTargetOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Extra `node` flags, e.g. `--perf-basic-prof`. */
   readonly nodeArgs?: readonly string[];
+  /** What `node` runs instead of the script, and its URL line (bench/lib/child.ts). */
+  readonly argv?: readonly string[];
+  readonly announcement?: string;
   /** Give up when it has not announced its URL by then (ms; 180 s: valgrind starts slowly). */
   readonly timeoutMs?: number;
 }
@@ -107,6 +110,8 @@ export async function startUnderCallgrind(
     ],
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
+    ...(options.argv === undefined ? {} : { argv: options.argv }),
+    ...(options.announcement === undefined ? {} : { announcement: options.announcement }),
   });
   const pid = target.child.pid as number;
   const control = async (...args: string[]): Promise<void> => {

@@ -35,6 +35,17 @@ export interface TargetOptions {
   /** Extra `node` flags before the script, e.g. `--cpu-prof`. */
   readonly nodeArgs?: readonly string[];
   /**
+   * What `node` runs instead of `--import tsx <script>`, e.g. `["dist/cli/main.js", "serve",
+   * "--port", "0"]` for the CLI as a user starts it (no tsx loaded: what `npx conduit-mcp serve`
+   * runs). `script` then only names the target in messages.
+   */
+  readonly argv?: readonly string[];
+  /**
+   * The start of the line that announces the URL (the rest of the line is the URL); default
+   * bench/lib/listening.ts's prefix. The CLI prints `conduit-mcp listening on <url>`.
+   */
+  readonly announcement?: string;
+  /**
    * A command (with its flags) that runs `node` for it, e.g. `["valgrind", "--tool=callgrind"]`.
    * Valgrind runs the program inside its own process, so the child's pid is still node's.
    */
@@ -53,7 +64,8 @@ export interface TargetOptions {
  */
 export function startTarget(script: string, options: TargetOptions = {}): Promise<RunningTarget> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const nodeArgs = [...(options.nodeArgs ?? []), "--import", "tsx", script];
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(options.argv ?? ["--import", "tsx", script])];
+  const prefix = options.announcement ?? LISTENING_PREFIX;
   const cpu = options.cpu ?? null;
   const node = [...(options.wrapper ?? []), process.execPath, ...nodeArgs];
   // taskset execs node, so the child's pid is node's own (its /proc/<pid>/stat is the server's).
@@ -86,7 +98,7 @@ export function startTarget(script: string, options: TargetOptions = {}): Promis
     const timer = setTimeout(() => fail(`no announcement within ${timeoutMs} ms`), timeoutMs);
     child.once("exit", (code, signal) => fail(`exited early (code ${code}, signal ${signal})`));
     lines.once("line", (line) => {
-      if (!line.startsWith(LISTENING_PREFIX)) {
+      if (!line.startsWith(prefix)) {
         fail(`unexpected first line ${JSON.stringify(line)}`);
         return;
       }
@@ -94,7 +106,7 @@ export function startTarget(script: string, options: TargetOptions = {}): Promis
       child.removeAllListeners("exit");
       // Keep draining stdout so a chatty target never blocks on a full pipe.
       lines.on("line", () => {});
-      resolve({ url: line.slice(LISTENING_PREFIX.length).trim(), child, stop });
+      resolve({ url: line.slice(prefix.length).trim(), child, stop });
     });
   });
 }

@@ -32,14 +32,48 @@ import { roundOrder } from "./round-order.js";
 import { median } from "./stats.js";
 
 /** The targets the benchmark knows. */
-export type TargetKey = "bare" | "conduit" | "conduit-redis" | "sdk2" | "sdk1" | "baseline";
+export type TargetKey = "bare" | "conduit" | "cli" | "conduit-redis" | "sdk2" | "sdk1" | "baseline";
+
+/** How a target that is not a bench script starts: what `node` runs, and its URL line. */
+export interface TargetLaunch {
+  readonly argv: readonly string[];
+  readonly announcement: string;
+}
 
 /** One target: a server script and the paths it serves. */
 export interface TargetSpec {
   readonly key: TargetKey;
   readonly label: string;
+  /** The bench script (`node --import tsx <script>`), or what names a {@link launch}ed target. */
   readonly script: string;
   readonly paths: readonly BenchPathKey[];
+  /**
+   * Starts the target some other way than its script: given the compiled build's directory
+   * (null: run the TypeScript sources through tsx).
+   */
+  readonly launch?: (dist: string | null) => TargetLaunch;
+}
+
+/**
+ * `conduit-mcp serve` as a user starts it: the package's `bin` (dist/cli/main.js, what
+ * `npx conduit-mcp serve` execs; no tsx loaded) with every option at its default and the demo
+ * set, on a free port. With `dist` null it runs `src/cli/main.ts` through tsx, as `npm start`
+ * does (tsx's transform adds a naming call per closure the shipped build does not have).
+ *
+ * @example
+ * ```ts
+ * cliLaunch("/repo/dist").argv; // ["/repo/dist/cli/main.js", "serve", "--port", "0"]
+ * ```
+ */
+export function cliLaunch(dist: string | null): TargetLaunch {
+  const serve = ["serve", "--port", "0"];
+  return {
+    argv:
+      dist === null
+        ? ["--import", "tsx", "src/cli/main.ts", ...serve]
+        : [resolve(dist, "cli/main.js"), ...serve],
+    announcement: "conduit-mcp listening on ",
+  };
 }
 
 const EVERY_PATH: readonly BenchPathKey[] = [
@@ -62,6 +96,14 @@ export const TARGETS: readonly TargetSpec[] = [
     label: "conduit-mcp (memory store)",
     script: "bench/lib/conduit-server.ts",
     paths: EVERY_PATH,
+  },
+  {
+    key: "cli",
+    label: "conduit-mcp serve (CLI, demo set)",
+    script: "dist/cli/main.js",
+    // The demo's own demo://readme is not the benchmark's resource: tools/call only.
+    paths: ["tools/call", "tools/call@2026"],
+    launch: cliLaunch,
   },
   {
     key: "conduit-redis",
@@ -276,7 +318,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
   const builds = new Map<TargetKey, string>();
   if (useDist) {
     const own = buildDist(process.cwd());
-    builds.set("conduit", own).set("conduit-redis", own);
+    builds.set("conduit", own).set("conduit-redis", own).set("cli", own);
     if (options.baselineDir !== undefined) builds.set("baseline", buildDist(options.baselineDir));
   }
   let redis: RedisServer | null = null;
@@ -299,9 +341,10 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         cpu: cpu.server,
         env,
         nodeArgs:
-          spec.key === "conduit" || spec.key === "conduit-redis"
+          spec.key === "conduit" || spec.key === "conduit-redis" || spec.key === "cli"
             ? (options.conduitNodeArgs ?? [])
             : [],
+        ...spec.launch?.(build ?? null),
       });
       running.set(spec.key, target);
       for (const key of options.paths) {
@@ -464,6 +507,8 @@ export function httpRatios(result: HttpBenchResult): string[] {
   for (const key of result.options.paths) {
     const label = BENCH_PATHS[key].label;
     const conduit = rowOf(result, "conduit", key);
+    const bare = rowOf(result, "bare", key);
+    const cli = rowOf(result, "cli", key);
     const pair = (other: TargetKey, name: string): string | null => {
       const row = rowOf(result, other, key);
       return conduit === undefined || row === undefined
@@ -472,9 +517,12 @@ export function httpRatios(result: HttpBenchResult): string[] {
     };
     const parts = [
       pair("bare", "conduit-mcp / bare"),
-      rowOf(result, "bare", key) === undefined || conduit === undefined
+      bare === undefined || conduit === undefined
         ? null
-        : `p99 ${fmt(ratio(conduit, rowOf(result, "bare", key), "p99"), 2)}× bare's`,
+        : `p99 ${fmt(ratio(conduit, bare, "p99"), 2)}× bare's`,
+      bare === undefined || cli === undefined
+        ? null
+        : `CLI (conduit-mcp serve) / bare ${fmt(ratio(cli, bare), 2)}×, p99 ${fmt(ratio(cli, bare, "p99"), 2)}× bare's`,
       pair("sdk2", "/ SDK 2.x"),
       pair("sdk1", "/ SDK 1.x"),
       pair("baseline", "/ baseline"),
@@ -535,7 +583,11 @@ ${httpRatios(result).join("\n")}
 The servers: **bare \`node:http\`** parses the body and answers the same JSON-RPC result with no
 validation at all (the floor of any server on node:http, bench/lib/bare-server.ts).
 **conduit-mcp** is \`createMcpServer\` at its defaults serving the CLI's zod-validated \`echo\`
-tool and one Markdown resource (bench/lib/conduit-server.ts); the **Redis store** row is the same
+tool and one Markdown resource (bench/lib/conduit-server.ts). **\`conduit-mcp serve\` (CLI)** is
+the command a user starts, with the demo set and every option at its default: the package's
+\`bin\`, \`node dist/cli/main.js serve --port 0\` (what \`npx conduit-mcp serve\` runs; no tsx, unlike
+\`npm start\`, which runs the TypeScript sources through it), measured on the two \`tools/call\` paths
+(its \`demo://readme\` is the demo's own text, not the benchmark's resource). The **Redis store** row is the same
 with \`new CancellationRegistry({ store: new RedisCancellationStore(…) })\` on a private
 \`redis-server\` (bench/lib/conduit-redis-server.ts). **SDK 2.x** is \`createMcpHandler(factory)\`
 from \`@modelcontextprotocol/server\` 2.4.0 with its default \`legacy: "stateless"\` fallback for

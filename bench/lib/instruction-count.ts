@@ -31,6 +31,9 @@ export interface InstructionCountOptions {
   readonly label: string;
   readonly script: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** What `node` runs instead of the script, and its URL line (bench/lib/child.ts). */
+  readonly argv?: readonly string[];
+  readonly announcement?: string;
   /** The path counted. */
   readonly path: BenchPath;
   /** Each is sent `warmup` calls first, then `path` `warmup` more, all uncounted. */
@@ -77,6 +80,8 @@ export async function countInstructions(
       script: options.script,
       outDir,
       ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.argv === undefined ? {} : { argv: options.argv }),
+      ...(options.announcement === undefined ? {} : { announcement: options.announcement }),
       ...(options.breakdown > 0 ? { nodeArgs: ["--perf-basic-prof"] } : {}),
     });
     perfMap = `/tmp/perf-${target.pid}.map`;
