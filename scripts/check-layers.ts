@@ -50,8 +50,8 @@ export const LAYERS: readonly Layer[] = [
   { path: "rate-limits", rank: 2 },
   // OAuth access tokens (they become a Principal); tool isolation in worker threads; the Redis
   // stores. Each builds on the blocks above and none needs another. The Redis layer's folders
-  // belong to it: connection/ (one connection, bounded calls, outages, node ids), cancellation/
-  // and tasks/ (each node store with its scripts and the parts it is made of).
+  // belong to it: connection/ (one connection, bounded calls, outages, node ids), cancellation/,
+  // tasks/ and sessions/ (each store with its scripts and the parts it is made of).
   { path: "identity/oauth", rank: 3 },
   { path: "isolation", rank: 3 },
   { path: "redis", rank: 3 },

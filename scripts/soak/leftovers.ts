@@ -1,7 +1,7 @@
 /**
  * What the chaos left in Redis: the soak's own private Redis is scanned (SCAN, never KEYS) and
  * every key of the cancellation and session stores is sorted by what it holds (key layout:
- * src/redis/key-layout.ts and src/redis/redis-session-store.ts). Rows and in-flight entries must
+ * src/redis/key-layout.ts and src/redis/sessions/redis-session-store.ts). Rows and in-flight entries must
  * be gone once the load has ended and two leases plus the row TTL have passed; node records must
  * name live processes only.
  */

@@ -71,5 +71,8 @@ export {
   type RedisRateLimitStoreOptions,
 } from "./redis-rate-limit-store.js";
 export { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
-export { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
+export {
+  RedisSessionStore,
+  type RedisSessionStoreOptions,
+} from "./sessions/redis-session-store.js";
 export { RedisTaskStore, type RedisTaskStoreOptions } from "./tasks/redis-task-store.js";

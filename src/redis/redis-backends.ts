@@ -13,7 +13,10 @@ import {
 } from "./cancellation/redis-cancellation-store.js";
 import { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
 import { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
-import { RedisSessionStore, type RedisSessionStoreOptions } from "./redis-session-store.js";
+import {
+  RedisSessionStore,
+  type RedisSessionStoreOptions,
+} from "./sessions/redis-session-store.js";
 import { RedisTaskStore, type RedisTaskStoreOptions } from "./tasks/redis-task-store.js";
 
 /** The options every store takes from {@link RedisBackendsOptions} itself, not from its own. */
