@@ -1,0 +1,251 @@
+/**
+ * `npm run bench:scale:inflight`: 10 000 concurrent `tools/call sleep` held open on one node, in
+ * each era (2025-11-25 upgraded to an SSE stream by a progress notification; 2026-07-28 a JSON
+ * exchange), from 400 loopback addresses (25 calls each: distinct tenants, each within the default
+ * per-scope bounds). Server pinned to CPU 1 (bench/lib/scale-server.ts, compiled build), the
+ * calls made by a raw-socket client process pinned to CPU 0 (bench/lib/raw-client.ts).
+ *
+ * - Heap and RSS per call: after full GCs with the calls held, minus before, over the count; for
+ *   conduit-mcp, bare `node:http` holding the same requests, and bare `node:http` also holding the
+ *   sleep tool's own objects. conduit-mcp's own share = conduit-mcp − the latter.
+ * - Event-loop delay p99 (`monitorEventLoopDelay`, 5 ms resolution) over `--idle` seconds while
+ *   all calls are held.
+ * - Cancel → abort for `--cancels` random calls while the others stay held: from the client
+ *   sending the 2025 `notifications/cancelled` POST (same address, fresh connection) or destroying
+ *   the 2026 call's socket, to the tool's `ctx.signal` aborting (both clocks
+ *   `performance.timeOrigin + performance.now()`); for 2025 also from the cancel POST's arrival.
+ *
+ * Writes the "## Scale: 10 000 calls in flight" section of docs/benchmarks.md (not with
+ * `--no-write`). Options: `--calls N` (10000), `--addresses N` (400), `--rounds N` (2),
+ * `--cancels N` (60), `--idle S` (10), `--no-write`. Run latency figures under
+ * `flock /work/wt/.heavy.lock` on a shared machine.
+ */
+import { parseArgs } from "node:util";
+
+import { buildDist } from "./lib/http-bench.js";
+import { loadAverage, machineLine } from "./lib/machine.js";
+import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
+import {
+  type Mem,
+  type RawClient,
+  type ScaleServer,
+  tenants,
+  waitFor,
+  withServer,
+} from "./lib/scale-harness.js";
+import { median, percentile } from "./lib/stats.js";
+
+const { values: flags } = parseArgs({
+  options: {
+    calls: { type: "string", default: "10000" },
+    addresses: { type: "string", default: "400" },
+    rounds: { type: "string", default: "2" },
+    cancels: { type: "string", default: "60" },
+    idle: { type: "string", default: "10" },
+    "no-write": { type: "boolean", default: false },
+  },
+  strict: true,
+});
+const CALLS = Number(flags.calls);
+const ADDRESSES = tenants(Number(flags.addresses));
+const ROUNDS = Number(flags.rounds);
+const CANCELS = Number(flags.cancels);
+const IDLE_S = Number(flags.idle);
+
+/**
+ * The limits, stated: per tenant the defaults (25 calls per address is within
+ * `maxConcurrentRequestsPerScope` 64, `maxOpenStreamsPerScope` 32 and `maxConnectionsPerBucket`
+ * 128); the global bounds above the 10 000 held calls plus the cancels' own connections, so the
+ * global bound's eviction (it cancels the oldest call of the largest scope) plays no part.
+ */
+const LIMITS = {
+  maxConcurrentRequestsPerScope: 64,
+  maxOpenStreamsPerScope: 32,
+  maxConnectionsPerBucket: 128,
+  maxConcurrentRequests: CALLS + 1_000,
+  maxConnections: CALLS + 1_000,
+};
+const ERAS = ["2025", "2026"] as const;
+const TARGETS = ["bare", "bare-tool", "conduit"] as const;
+const SLEEP_MS = 3_600_000;
+
+type Era = (typeof ERAS)[number];
+interface Figures {
+  heap: number[];
+  rss: number[];
+  eld: number[];
+  cancel: number[][];
+  cancelServer: number[][];
+}
+
+const fmt = (n: number, d = 0): string =>
+  Number.isFinite(n)
+    ? n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d })
+    : "n/a";
+
+const stats = (s: ScaleServer) => s.ctl<{ inFlight: number }>("/stats");
+
+async function held(server: ScaleServer, client: RawClient, era: Era, count: number) {
+  await client.send({ op: "hold", count, era, addresses: ADDRESSES, sleepMs: SLEEP_MS });
+  await waitFor(
+    async () => ((await stats(server)).inFlight >= count ? true : undefined),
+    `${count} ${era} calls in flight`,
+  );
+}
+
+async function drain(server: ScaleServer, client: RawClient): Promise<void> {
+  await client.send({ op: "closeAll" });
+  await waitFor(async () => ((await stats(server)).inFlight === 0 ? true : undefined), "drain");
+}
+
+/** One round of one target in one era: memory, and for conduit-mcp ELD and cancels. */
+async function round(target: string, era: Era, out: Figures): Promise<void> {
+  await withServer(
+    { target, options: target === "conduit" ? { limits: LIMITS } : {} },
+    async (server, client) => {
+      // Warm-up: lazily built state goes into the baseline, not the per-call figure.
+      await held(server, client, era, 200);
+      await drain(server, client);
+      const before = await server.ctl<Mem>("/mem");
+      await held(server, client, era, CALLS);
+      const during = await server.ctl<Mem>("/mem");
+      out.heap.push((during.heapUsed - before.heapUsed) / CALLS);
+      out.rss.push((during.rss - before.rss) / CALLS);
+      console.error(
+        `${era} ${target}: heap ${fmt(out.heap.at(-1) as number)} B, RSS ${fmt(out.rss.at(-1) as number)} B per call`,
+      );
+      if (target === "conduit") {
+        await server.ctl("/eld/reset");
+        await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1_000));
+        const eld = await server.ctl<{ p99: number }>("/eld");
+        out.eld.push(eld.p99);
+        const picks = new Set<number>();
+        while (picks.size < Math.min(CANCELS, CALLS)) picks.add(Math.floor(Math.random() * CALLS));
+        const e2e: number[] = [];
+        const serverSide: number[] = [];
+        for (const index of picks) {
+          const key = `k${index + 1}`;
+          await server.ctl(`/watch?key=${key}`);
+          const sent = await client.send<{ at: number; key: string }>({ op: "cancel", index });
+          const got = await waitFor(
+            async () => {
+              const a = await server.ctl<{ at: number | null; cancelArrived: number | null }>(
+                `/aborted?key=${key}`,
+              );
+              return a.at === null ? undefined : a;
+            },
+            `abort of ${key}`,
+            5_000,
+            2,
+          );
+          const abortedAt = got.at as number;
+          e2e.push(abortedAt - sent.at);
+          if (got.cancelArrived !== null) serverSide.push(abortedAt - got.cancelArrived);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        out.cancel.push(e2e);
+        out.cancelServer.push(serverSide);
+        console.error(
+          `${era} cancel → abort: p50 ${fmt(percentile(e2e, 50), 2)} ms, p99 ${fmt(percentile(e2e, 99), 2)} ms; ELD p99 ${fmt(eld.p99, 2)} ms`,
+        );
+      }
+      const status = await client.send<{ ended: number }>({ op: "status" });
+      if (status.ended > (target === "conduit" ? picks(era) : 0)) {
+        throw new Error(`${status.ended} held ${era} calls ended early on ${target}`);
+      }
+      await drain(server, client);
+    },
+  );
+}
+
+/** Calls the cancels themselves end (a 2026 cancel is the disconnect; a 2025 one ends its stream). */
+const picks = (_era: Era): number => Math.min(CANCELS, CALLS);
+
+async function main(): Promise<void> {
+  const loadBefore = loadAverage();
+  const started = Date.now();
+  buildDist(process.cwd());
+  const figures = new Map<string, Figures>();
+  for (const era of ERAS) {
+    for (const target of TARGETS) {
+      figures.set(`${era} ${target}`, { heap: [], rss: [], eld: [], cancel: [], cancelServer: [] });
+    }
+  }
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const era of ERAS) {
+      // Rotating order: no target always runs first (or last) in a round.
+      const order = r % 2 === 0 ? TARGETS : [...TARGETS].reverse();
+      for (const target of order) {
+        await round(target, era, figures.get(`${era} ${target}`) as Figures);
+      }
+    }
+  }
+  const loadAfter = loadAverage();
+  const rows: string[] = [];
+  const verdicts: string[] = [];
+  const med = (v: number[]) => (v.length === 0 ? Number.NaN : median(v));
+  for (const era of ERAS) {
+    const f = (t: string) => figures.get(`${era} ${t}`) as Figures;
+    const c = f("conduit");
+    const ownHeap = med(c.heap) - med(f("bare-tool").heap);
+    const ownRss = med(c.rss) - med(f("bare-tool").rss);
+    const label = era === "2025" ? "2025-11-25 (SSE stream)" : "2026-07-28 (JSON)";
+    for (const t of TARGETS) {
+      const x = f(t);
+      rows.push(
+        `| ${label} | ${t === "bare" ? "bare node:http (floor)" : t === "bare-tool" ? "bare node:http + the sleep tool's objects" : "conduit-mcp"} | ${fmt(med(x.heap))} | ${x.heap.map((v) => fmt(v)).join(" / ")} | ${fmt(med(x.rss))} | ${x.rss.map((v) => fmt(v)).join(" / ")} |`,
+      );
+    }
+    const p99s = c.cancel.map((v) => percentile(v, 99));
+    const p50s = c.cancel.map((v) => percentile(v, 50));
+    const all = c.cancel.flat();
+    const srv = c.cancelServer.flat();
+    verdicts.push(
+      `| ${label} | ${fmt(ownHeap)} B (≤ 1,024 B: ${ownHeap <= 1_024 ? "met" : "**not met**"}) | ${fmt(ownRss)} B (≤ 2,048 B: ${ownRss <= 2_048 ? "met" : "**not met**"}) | ${fmt(med(c.eld), 2)} (${c.eld.map((v) => fmt(v, 2)).join(" / ")}) | ${fmt(med(p50s), 2)} | ${fmt(med(p99s), 2)} (${p99s.map((v) => fmt(v, 2)).join(" / ")}; < 10 ms: ${med(p99s) < 10 ? "met" : "**not met**"}) | ${all.length === 0 ? "n/a" : fmt(Math.max(...all), 2)} | ${srv.length === 0 ? "—" : `${fmt(percentile(srv, 50), 2)} / ${fmt(percentile(srv, 99), 2)}`} |`,
+    );
+  }
+  const seconds = Math.round((Date.now() - started) / 1_000);
+  const body = `${fmt(CALLS)} concurrent \`tools/call sleep\` held open on one node, each on its own
+connection, from ${ADDRESSES.length} loopback addresses (127.0.1.1 upwards; ${fmt(CALLS / ADDRESSES.length)} calls each, so every
+tenant stays within the default per-scope bounds). 2025-11-25 calls carry a progress token and
+the tool sends one progress notification, so each is an SSE stream (with its keep-alive timer);
+2026-07-28 calls are JSON exchanges. The server (bench/lib/scale-server.ts, the compiled build)
+runs pinned to CPU 1; the calls come from a raw-socket client in its own process pinned to CPU 0
+(bench/lib/raw-client.ts: \`node:net\` sockets, no HTTP client library). Limits, set explicitly:
+per tenant the defaults (\`maxConcurrentRequestsPerScope\` 64, \`maxOpenStreamsPerScope\` 32,
+\`maxConnectionsPerBucket\` 128), globally \`maxConcurrentRequests\` and \`maxConnections\`
+${fmt(LIMITS.maxConnections)} (above the held calls, so the global bound's eviction plays no part).
+
+**Memory**: heap used and RSS after 4 full GCs with all calls held, minus the same after a
+warm-up with none held, divided by ${fmt(CALLS)}; a fresh server process per target and round,
+${ROUNDS} rounds in rotating order, medians. The floor is bare \`node:http\` reading and parsing
+each POST and holding it open (for 2025, the SSE head and one progress event written, as
+conduit-mcp does); "+ the sleep tool's objects" also holds what the tool holds in any server
+(an \`AbortController\` it listens to, a timer, a pending promise). conduit-mcp's **own share**
+is its figure minus that one.
+
+| era | server | heap B per call (median) | rounds | RSS B per call (median) | rounds |
+| --- | --- | ---: | --- | ---: | --- |
+${rows.join("\n")}
+
+**Against the targets** (own share: conduit-mcp minus bare node:http with the tool's objects).
+Event-loop delay: \`monitorEventLoopDelay\` (5 ms resolution) over ${IDLE_S} s with every call held.
+Cancel → abort: ${CANCELS} random calls per round cancelled one at a time while the others
+stay held, from the client sending the 2025 \`notifications/cancelled\` POST (from the call's
+own address, on a fresh connection) or destroying the 2026 call's socket, to the tool's
+\`ctx.signal\` aborting in the server (both clocks \`performance.timeOrigin + performance.now()\`);
+p50/p99 per round, medians over rounds; "server side" is from the cancel POST's arrival
+(node's \`request\` start) to the abort, pooled.
+
+| era | own heap per call | own RSS per call | ELD p99 ms while held (rounds) | cancel → abort p50 ms | cancel → abort p99 ms (rounds) | max ms | server side p50 / p99 ms |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+${verdicts.join("\n")}
+
+- Command: \`npm run bench:scale:inflight\` (\`node --import tsx bench/scale-inflight.ts\`), ${seconds} s, under \`flock /work/wt/.heavy.lock\`
+- Date: ${new Date().toISOString().slice(0, 10)}; machine: ${machineLine()}
+- Load average (1 / 5 / 15 min): ${loadBefore} before, ${loadAfter} after, on 2 CPUs shared with other work: memory figures hold under load, latency figures move with it`;
+  console.log(body);
+  if (!flags["no-write"]) writeSection(BENCHMARKS_DOC, "Scale: 10 000 calls in flight", body);
+}
+
+await main();
