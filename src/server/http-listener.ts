@@ -3,10 +3,11 @@
  * the connection bounds, `100 Continue` after the checks, and silent connections closed.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 
 import type { ConnectionBounds, NodeRequestListener } from "../http/index.js";
 import type { ListenAddress } from "./mcp-server.js";
+import { closeIfSilent } from "./silent-connections.js";
 
 /** `listen()` needs node:http; where there is none, the runtime serves `server.fetch` itself. */
 export const LISTEN_FEATURE = {
@@ -86,15 +87,4 @@ export function listenOn(
       });
     });
   });
-}
-
-/** A `'connection'` listener closing a socket that sent nothing within `ms`. */
-function closeIfSilent(ms: number): (socket: Socket) => void {
-  return (socket) => {
-    const timer = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
-    }, ms);
-    timer.unref();
-    socket.once("close", () => clearTimeout(timer));
-  };
 }

@@ -63,6 +63,31 @@ describe("connections are bounded", () => {
     });
   });
 
+  test("connections opened at different times are each closed at their own deadline", async () => {
+    // One timer serves every connection: a later one must not be checked at an earlier one's
+    // deadline (closed too soon), nor wait for a later round.
+    await withServer({ headersTimeoutMs: 1_000 }, async (port) => {
+      const firstAt = performance.now();
+      const first = open(port);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const secondAt = performance.now();
+      const second = open(port);
+      const talker = open(port);
+      talker.socket.write(PING_REQUEST);
+      await until(() => second.closedAt !== null, 5_000, "second silent socket closed");
+      const firstAfter = (first.closedAt as number) - firstAt;
+      const secondAfter = (second.closedAt as number) - secondAt;
+      assert.ok(firstAfter >= 950 && firstAfter < 2_500, `first closed after ${firstAfter} ms`);
+      assert.ok(secondAfter >= 950 && secondAfter < 2_500, `second closed after ${secondAfter} ms`);
+      assert.ok(
+        (second.closedAt as number) - (first.closedAt as number) >= 400,
+        "the second closed at its own deadline, not the first's",
+      );
+      assert.equal(talker.closedAt, null, "a connection that sent a byte stays open");
+      talker.socket.destroy();
+    });
+  });
+
   test("a connection that sent its request is not closed by that timer", async () => {
     await withServer({ headersTimeoutMs: 300, keepAliveTimeoutMs: 5_000 }, async (port) => {
       const client = open(port);
