@@ -117,9 +117,12 @@ const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
  * ```
  */
 export class InputRound extends ClientAskerBase {
-  private readonly pending = new Map<string, InputRequest>();
+  // Both made at the first ask: most calls never ask, and a round lives as long as its call
+  // (a Map and an object held by each of thousands of long calls: docs/benchmarks.md, "Scale").
+  /** Questions this run asked that no answer covers yet, by key; null until the first. */
+  private pending: Map<string, InputRequest> | null = null;
   /** Answers used by this run (sealed ones and new ones), carried into the next state. */
-  private readonly used: Record<string, unknown> = {};
+  private used: Record<string, unknown> | null = null;
   private invalid: string | null = null;
   private nextState: unknown;
 
@@ -143,16 +146,16 @@ export class InputRound extends ClientAskerBase {
   }
 
   waiting(): boolean {
-    return this.pending.size > 0 || this.invalid !== null;
+    return this.pending !== null || this.invalid !== null;
   }
 
   /** How this run ends as far as asking goes; called once the handler settled. */
   verdict(): RoundVerdict {
     if (this.invalid !== null) return { kind: "invalid", message: this.invalid };
-    if (this.pending.size === 0) return { kind: "complete" };
+    if (this.pending === null) return { kind: "complete" };
     const payload: { exp: number } & Record<string, unknown> = {
       exp: this.exp,
-      answers: this.used,
+      answers: this.used ?? {},
     };
     if (this.nextState !== undefined) payload.state = this.nextState;
     let requestState: string | null;
@@ -187,7 +190,7 @@ export class InputRound extends ClientAskerBase {
         ? this.given[key]
         : undefined;
     if (answer === undefined) {
-      this.pending.set(key, request);
+      (this.pending ??= new Map()).set(key, request);
       return pendingPromise();
     }
     // An asynchronous check settles before the handler can go on: a handler that awaits its
@@ -198,7 +201,7 @@ export class InputRound extends ClientAskerBase {
           this.invalid ??= `Invalid inputResponses entry ${key}: ${checked}`;
           return pendingPromise();
         }
-        this.used[key] = answer;
+        (this.used ??= {})[key] = answer;
         return checked;
       }),
     );
