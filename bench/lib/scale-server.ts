@@ -152,6 +152,9 @@ if (target === "conduit") {
       };
       try {
         message = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof message;
+        // The body's bytes are not kept once parsed (conduit-mcp keeps none either): a floor
+        // holding them would understate conduit-mcp's own share.
+        chunks.length = 0;
       } catch {
         res.writeHead(400).end();
         return;
