@@ -190,7 +190,8 @@ export class InputRound extends ClientAskerBase {
         ? this.given[key]
         : undefined;
     if (answer === undefined) {
-      (this.pending ??= new Map()).set(key, request);
+      this.pending ??= new Map();
+      this.pending.set(key, request);
       return pendingPromise();
     }
     // An asynchronous check settles before the handler can go on: a handler that awaits its
@@ -201,7 +202,8 @@ export class InputRound extends ClientAskerBase {
           this.invalid ??= `Invalid inputResponses entry ${key}: ${checked}`;
           return pendingPromise();
         }
-        (this.used ??= {})[key] = answer;
+        this.used ??= {};
+        this.used[key] = answer;
         return checked;
       }),
     );
