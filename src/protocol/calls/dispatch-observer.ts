@@ -4,7 +4,7 @@
  * are observers.
  */
 import type { ResponseSink } from "../wire/index.js";
-import type { HandlerEnd, HandlerInfo, ToolOutcome } from "./handler-call.js";
+import type { HandlerEnd, HandlerInfo, ToolOutcome } from "./handler-call/handler-outcome.js";
 import type { RequestInfo } from "./request-info.js";
 
 /**

@@ -18,7 +18,8 @@
  */
 import { ErrorCode, InvalidOptionError } from "../../errors.js";
 import { errorResponseJson, isPlainObject } from "../wire/index.js";
-import type { HandlerCall, HandlerInvocation, HandlerResult } from "./handler-call.js";
+import type { HandlerCall, HandlerInvocation } from "./handler-call/handler-call.js";
+import type { HandlerResult } from "./handler-call/handler-outcome.js";
 import type {
   MethodDefinition,
   MethodEras,

@@ -28,16 +28,17 @@ export { HANDLED } from "./handled.js";
 export type {
   HandlerCallHost,
   HandlerCallOptions,
+  HandlerInvocation,
+} from "./handler-call/handler-call.js";
+export { HandlerCall } from "./handler-call/handler-call.js";
+export type {
   HandlerEnd,
   HandlerInfo,
-  HandlerInvocation,
   HandlerOutcome,
   HandlerResult,
   InvocationAnswer,
-  ProtocolEra,
   ToolOutcome,
-} from "./handler-call.js";
-export { HandlerCall } from "./handler-call.js";
+} from "./handler-call/handler-outcome.js";
 export { type ListMethodOptions, listMethod } from "./list-method.js";
 export type {
   DetachedRun,
@@ -65,6 +66,7 @@ export { checkPrimitiveFields } from "./primitive.js";
 export type { CollectionChange, ItemAccess, ListedItem, ListPage } from "./primitive-collection.js";
 export { accessOf, PrimitiveCollection } from "./primitive-collection.js";
 export type {
+  ProtocolEra,
   RequestInfo,
   RequestMeta,
   RequestView,

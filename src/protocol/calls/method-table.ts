@@ -13,7 +13,7 @@ import type { RequestHandle, RequestId } from "../../cancellation/types.js";
 import type { ClientAsker } from "../asking/index.js";
 import type { PresentedParamHeaders, ResponseSink } from "../wire/index.js";
 import { isPlainObject } from "../wire/index.js";
-import type { HandlerInvocation } from "./handler-call.js";
+import type { HandlerInvocation } from "./handler-call/handler-call.js";
 import type { VisibilityContext } from "./primitive.js";
 import type { RequestInfo, RequestMeta } from "./request-info.js";
 

@@ -5,7 +5,7 @@
  */
 import type { RequestCancelledError } from "../../errors.js";
 import { IntrusiveList } from "../wire/index.js";
-import type { HandlerCall } from "./handler-call.js";
+import type { HandlerCall } from "./handler-call/handler-call.js";
 
 /**
  * The running calls of a dispatcher.
