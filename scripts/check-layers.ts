@@ -83,8 +83,8 @@ export const LAYERS: readonly Layer[] = [
   // The transport-neutral dispatcher and the layer's face (protocol/index.ts), on top.
   { path: "protocol", rank: 4.9 },
   // Transports: they speak to clients and hand messages to the dispatcher. HTTP's folders belong
-  // to it: core/ (one request's steps), doors/ (node:http and fetch onto the core, connection
-  // bounds), operability/ (readiness and metrics).
+  // to it: core/ (one request's steps; its context/ and its admission/ before routing), doors/
+  // (node:http and fetch onto the core, connection bounds), operability/ (readiness and metrics).
   { path: "http", rank: 5 },
   { path: "stdio", rank: 5 },
   // What the operator sees: failed handlers reported, request and handler spans. An observer of

@@ -13,11 +13,11 @@
 
 import type { IncomingHttpHeaders } from "node:http";
 import { HANDLED } from "../protocol/calls/index.js";
-import { FORBIDDEN, METHOD_NOT_ALLOWED, refuseUnread } from "./core/answers.js";
-import { authenticate } from "./core/authenticate.js";
-import { CoreState, type EndpointConfig } from "./core/core-state.js";
+import { authenticate } from "./core/admission/authenticate.js";
+import { FORBIDDEN, METHOD_NOT_ALLOWED, refuseUnread } from "./core/context/answers.js";
+import { CoreState, type EndpointConfig } from "./core/context/core-state.js";
+import { RequestContext } from "./core/context/request-context.js";
 import { post } from "./core/post.js";
-import { RequestContext } from "./core/request-context.js";
 import { endSession, listen } from "./core/session-methods.js";
 import {
   SERVER_CARD_HEADERS,
@@ -27,7 +27,7 @@ import {
 import type { RequestInput, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson, writeText } from "./write-response.js";
 
-export type { EndpointConfig } from "./core/core-state.js";
+export type { EndpointConfig } from "./core/context/core-state.js";
 
 /** The transport-neutral request core. */
 export interface RequestCore {

@@ -4,14 +4,14 @@
  * back once the message is handled, unless an exchange took it over.
  */
 import { type ClassifiedMessage, modernClaim } from "../../protocol/index.js";
-import { giveBack } from "./admit.js";
-import { accepted } from "./answers.js";
+import { giveBack } from "./admission/admit.js";
+import { withinRate } from "./admission/rate-limit.js";
+import { ANSWERED, type Answered, type Classified } from "./admission/read-message.js";
+import { accepted } from "./context/answers.js";
+import type { RequestContext } from "./context/request-context.js";
 import { findSession } from "./find-session.js";
 import { legacy } from "./legacy.js";
 import { modern } from "./modern.js";
-import { withinRate } from "./rate-limit.js";
-import { ANSWERED, type Answered, type Classified } from "./read-message.js";
-import type { RequestContext } from "./request-context.js";
 
 /**
  * Hands a read message to its way. Returned rather than awaited, so no frame stays suspended

@@ -6,9 +6,9 @@
 import { principalId } from "../../identity/index.js";
 import { type ClassifiedMessage, capabilitiesOf, type LoggingLevel } from "../../protocol/index.js";
 import { isWellFormedSessionId, type SessionStore } from "../../sessions/index.js";
-import { reply, SESSION_NOT_FOUND, SESSION_REQUIRED } from "./answers.js";
-import { type RequestContext, single } from "./request-context.js";
-import { decideScope } from "./scope.js";
+import { reply, SESSION_NOT_FOUND, SESSION_REQUIRED } from "./context/answers.js";
+import { type RequestContext, single } from "./context/request-context.js";
+import { decideScope } from "./context/scope.js";
 
 /**
  * Fills in the session (or none) and the scope, and returns true; or answers 404 (a session that

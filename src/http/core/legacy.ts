@@ -8,11 +8,11 @@ import {
   looksModernVersion,
   missingEnvelopeJson,
 } from "../../protocol/index.js";
-import { accepted, reply } from "./answers.js";
+import { accepted, reply } from "./context/answers.js";
+import { type RequestContext, single } from "./context/request-context.js";
+import { stableBucket } from "./context/scope.js";
 import { findSession } from "./find-session.js";
 import { openExchange, releaseWhenSettled } from "./open-exchange.js";
-import { type RequestContext, single } from "./request-context.js";
-import { stableBucket } from "./scope.js";
 
 /** A request or a notification, classified. */
 export type JsonRpcMessage = Extract<ClassifiedMessage, { kind: "request" | "notification" }>;

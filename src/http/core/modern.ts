@@ -5,11 +5,11 @@
  * the client's IP bucket.
  */
 import { checkModernRequest } from "../../protocol/index.js";
-import { accepted, reply } from "./answers.js";
+import { accepted, reply } from "./context/answers.js";
+import { type RequestContext, single } from "./context/request-context.js";
+import { decideScope, stableBucket } from "./context/scope.js";
 import type { JsonRpcMessage } from "./legacy.js";
 import { isStreamed, openExchange, releaseWhenSettled } from "./open-exchange.js";
-import { type RequestContext, single } from "./request-context.js";
-import { decideScope, stableBucket } from "./scope.js";
 
 /**
  * Handles a 2026-07-28 message. Undefined when it was answered at once; otherwise the promise of

@@ -9,8 +9,8 @@ import type { JsonRpcRequest } from "../../protocol/index.js";
 import { HttpExchange } from "../exchange.js";
 import { ACCEPTS_JSON, ACCEPTS_SSE } from "../negotiation.js";
 import { methodLabel } from "../operability/metrics.js";
-import { refuseBusy } from "./answers.js";
-import type { RequestContext } from "./request-context.js";
+import { refuseBusy } from "./context/answers.js";
+import type { RequestContext } from "./context/request-context.js";
 
 /**
  * Whether `method` runs a handler that may run long and report progress (its method table entry

@@ -4,13 +4,13 @@
  * exchange) → the answer, written by the step that decides it.
  */
 import { HANDLED } from "../../protocol/calls/index.js";
-import { admit, giveBack } from "./admit.js";
-import { RETRY_SOON, refuseUnread, SHUTTING_DOWN } from "./answers.js";
-import { authenticate, NO_AUTHENTICATION } from "./authenticate.js";
+import { admit, giveBack } from "./admission/admit.js";
+import { authenticate, NO_AUTHENTICATION } from "./admission/authenticate.js";
+import { negotiate } from "./admission/negotiate.js";
+import { readMessage } from "./admission/read-message.js";
+import { RETRY_SOON, refuseUnread, SHUTTING_DOWN } from "./context/answers.js";
+import type { RequestContext } from "./context/request-context.js";
 import { dispatchMessage } from "./dispatch.js";
-import { negotiate } from "./negotiate.js";
-import { readMessage } from "./read-message.js";
-import type { RequestContext } from "./request-context.js";
 
 /**
  * Answers one `POST`; settles once its message is handled (a call: once it answered).

@@ -7,6 +7,7 @@
 import { ACQUIRED } from "../../protocol/asking/index.js";
 import { ACCEPTS_SSE, acceptedMediaTypes } from "../negotiation.js";
 import { writeEmpty } from "../write-response.js";
+import { authenticate } from "./admission/authenticate.js";
 import {
   METHOD_NOT_ALLOWED,
   NOT_ACCEPTABLE,
@@ -15,11 +16,10 @@ import {
   refuseUnread,
   reply,
   SHUTTING_DOWN,
-} from "./answers.js";
-import { authenticate } from "./authenticate.js";
+} from "./context/answers.js";
+import { type RequestContext, single } from "./context/request-context.js";
+import { originScope } from "./context/scope.js";
 import { ownSession } from "./find-session.js";
-import { type RequestContext, single } from "./request-context.js";
-import { originScope } from "./scope.js";
 
 /**
  * `DELETE`: ends the caller's session and cancels its calls, its subscriptions and its stream.

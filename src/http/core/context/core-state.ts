@@ -3,19 +3,19 @@
  * and the state it shares between requests ({@link CoreState}): built once per core, reached by
  * every step through the request's context.
  */
-import type { CancellationRegistry } from "../../cancellation/index.js";
-import type { TrustProxy } from "../../identity/index.js";
-import { ScopeLimiter } from "../../protocol/asking/index.js";
-import type { Dispatcher } from "../../protocol/index.js";
-import type { RateLimitPlan } from "../../rate-limits/index.js";
-import type { SessionStore } from "../../sessions/index.js";
-import type { Authenticator } from "../authenticate.js";
-import type { ExchangeLimits } from "../exchange.js";
-import type { ServerMetrics } from "../operability/metrics.js";
-import type { Readiness } from "../operability/readiness.js";
-import type { OriginPolicy } from "../origin-policy.js";
-import type { SessionStreams } from "../session-streams.js";
-import type { ResponseHeaders } from "../transport.js";
+import type { CancellationRegistry } from "../../../cancellation/index.js";
+import type { TrustProxy } from "../../../identity/index.js";
+import { ScopeLimiter } from "../../../protocol/asking/index.js";
+import type { Dispatcher } from "../../../protocol/index.js";
+import type { RateLimitPlan } from "../../../rate-limits/index.js";
+import type { SessionStore } from "../../../sessions/index.js";
+import type { Authenticator } from "../../authenticate.js";
+import type { ExchangeLimits } from "../../exchange.js";
+import type { ServerMetrics } from "../../operability/metrics.js";
+import type { Readiness } from "../../operability/readiness.js";
+import type { OriginPolicy } from "../../origin-policy.js";
+import type { SessionStreams } from "../../session-streams.js";
+import type { ResponseHeaders } from "../../transport.js";
 
 /** Everything the core needs, resolved once by the server. */
 export interface EndpointConfig {

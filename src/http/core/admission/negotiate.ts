@@ -2,10 +2,10 @@
  * Step: content negotiation, before the body is read — the request's media type, what its client
  * accepts back, and the length it declares.
  */
-import { acceptedMediaTypes, isJsonContentType } from "../negotiation.js";
-import { declaredTooLarge } from "../read-body.js";
-import { BAD_CONTENT_TYPE, NOT_ACCEPTABLE, refuseUnread, TOO_LARGE } from "./answers.js";
-import { type RequestContext, single } from "./request-context.js";
+import { acceptedMediaTypes, isJsonContentType } from "../../negotiation.js";
+import { declaredTooLarge } from "../../read-body.js";
+import { BAD_CONTENT_TYPE, NOT_ACCEPTABLE, refuseUnread, TOO_LARGE } from "../context/answers.js";
+import { type RequestContext, single } from "../context/request-context.js";
 
 /**
  * Sets `ctx.accepts` and returns true; or answers 415 / 406 / 413 (the body unread) and returns

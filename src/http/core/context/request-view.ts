@@ -4,9 +4,9 @@
  * address as the server believes it, and the headers the server's `requestHeaders` option
  * allows: nothing else of the request reaches user code through it.
  */
-import { clientAddress, type TrustProxy } from "../../identity/index.js";
-import type { RequestView } from "../../protocol/index.js";
-import type { RequestInput } from "../transport.js";
+import { clientAddress, type TrustProxy } from "../../../identity/index.js";
+import type { RequestView } from "../../../protocol/index.js";
+import type { RequestInput } from "../../transport.js";
 
 /**
  * The view of `input`, with the headers named in `allowed` (lower case, checked by the server).

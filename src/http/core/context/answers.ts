@@ -3,12 +3,12 @@
  * the request's method (null, "none", until the body was read). The bodies of the fixed refusals
  * are built once: nothing from the request is reflected in them.
  */
-import { ErrorCode } from "../../errors.js";
-import { type LimitOutcome, SCOPE_LIMIT } from "../../protocol/asking/index.js";
-import { errorResponseJson, type JsonRpcRequest } from "../../protocol/index.js";
-import { methodLabel } from "../operability/metrics.js";
-import type { ResponseHeaders } from "../transport.js";
-import { writeEmpty, writeJson } from "../write-response.js";
+import { ErrorCode } from "../../../errors.js";
+import { type LimitOutcome, SCOPE_LIMIT } from "../../../protocol/asking/index.js";
+import { errorResponseJson, type JsonRpcRequest } from "../../../protocol/index.js";
+import { methodLabel } from "../../operability/metrics.js";
+import type { ResponseHeaders } from "../../transport.js";
+import { writeEmpty, writeJson } from "../../write-response.js";
 import type { RequestContext } from "./request-context.js";
 
 export const SESSION_NOT_FOUND = errorResponseJson(

@@ -9,10 +9,10 @@
  * A class whose fields all exist from construction: one object of one shape per request, the
  * only object the core itself allocates for a call on the fast path (docs/profile.md).
  */
-import type { Principal } from "../../identity/index.js";
-import { ACQUIRED, type LimitOutcome } from "../../protocol/asking/index.js";
-import type { LoggingLevel, RequestView, RequestViewSource } from "../../protocol/index.js";
-import type { RequestInput, ResponseTarget } from "../transport.js";
+import type { Principal } from "../../../identity/index.js";
+import { ACQUIRED, type LimitOutcome } from "../../../protocol/asking/index.js";
+import type { LoggingLevel, RequestView, RequestViewSource } from "../../../protocol/index.js";
+import type { RequestInput, ResponseTarget } from "../../transport.js";
 import type { CoreState } from "./core-state.js";
 import { buildRequestView } from "./request-view.js";
 

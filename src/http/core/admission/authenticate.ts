@@ -2,10 +2,10 @@
  * Step: authentication, before anything else about the request is looked at. The principal goes
  * on the request's context; a refusal is answered here, the body unread.
  */
-import { ErrorCode } from "../../errors.js";
-import { errorResponseJson } from "../../protocol/index.js";
-import { refuseUnread } from "./answers.js";
-import type { RequestContext } from "./request-context.js";
+import { ErrorCode } from "../../../errors.js";
+import { errorResponseJson } from "../../../protocol/index.js";
+import { refuseUnread } from "../context/answers.js";
+import type { RequestContext } from "../context/request-context.js";
 
 /** What `post` awaits when there is no authentication: one microtask turn either way. */
 export const NO_AUTHENTICATION: Promise<boolean> = Promise.resolve(true);

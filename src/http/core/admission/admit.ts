@@ -3,11 +3,11 @@
  * so a scope at its bound costs the server no buffering. The unit taken is held on the request's
  * context until an exchange takes it over (open-exchange.ts) or the message is handled.
  */
-import { ACQUIRED } from "../../protocol/asking/index.js";
-import { refuseBusy } from "./answers.js";
-import { NOTICE_BYTES } from "./core-state.js";
-import { type RequestContext, single } from "./request-context.js";
-import { originScope } from "./scope.js";
+import { ACQUIRED } from "../../../protocol/asking/index.js";
+import { refuseBusy } from "../context/answers.js";
+import { NOTICE_BYTES } from "../context/core-state.js";
+import { type RequestContext, single } from "../context/request-context.js";
+import { originScope } from "../context/scope.js";
 
 /**
  * Decides `ctx.origin` and takes a request unit there and returns true. A scope at its bound

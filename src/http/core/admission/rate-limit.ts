@@ -6,11 +6,11 @@
  * is a request without a stable client identity (`server.fetch` given no `clientAddress` and no
  * authentication): a bucket of its own per request would bound nothing.
  */
-import { ErrorCode } from "../../errors.js";
-import { errorResponseJson, type JsonRpcRequest } from "../../protocol/index.js";
-import { reply } from "./answers.js";
-import type { RequestContext } from "./request-context.js";
-import { stableBucket } from "./scope.js";
+import { ErrorCode } from "../../../errors.js";
+import { errorResponseJson, type JsonRpcRequest } from "../../../protocol/index.js";
+import { reply } from "../context/answers.js";
+import type { RequestContext } from "../context/request-context.js";
+import { stableBucket } from "../context/scope.js";
 
 /** Longest tool name looked up (MCP tool names are 1-128 characters). */
 const MAX_TOOL_NAME = 128;

@@ -1,16 +1,22 @@
 /**
  * Step: the body, bounded in bytes and in time, parsed and classified as one JSON-RPC message.
  */
-import { ErrorCode } from "../../errors.js";
+import { ErrorCode } from "../../../errors.js";
 import {
   type ClassifiedMessage,
   classifyMessage,
   errorResponseJson,
-} from "../../protocol/index.js";
-import { BODY_TIMEOUT, BODY_TOO_LARGE } from "../read-body.js";
-import type { BodyOutcome } from "../transport.js";
-import { BODY_TIMED_OUT, INVALID_REQUEST, PARSE_ERROR, reply, TOO_LARGE } from "./answers.js";
-import type { RequestContext } from "./request-context.js";
+} from "../../../protocol/index.js";
+import { BODY_TIMEOUT, BODY_TOO_LARGE } from "../../read-body.js";
+import type { BodyOutcome } from "../../transport.js";
+import {
+  BODY_TIMED_OUT,
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  reply,
+  TOO_LARGE,
+} from "../context/answers.js";
+import type { RequestContext } from "../context/request-context.js";
 
 /** Returned by a step that answered (refused) the request itself. */
 export const ANSWERED: unique symbol = Symbol("conduit-mcp.answered");

@@ -4,7 +4,7 @@
  * the scope its message is handled in: session > principal > IP bucket (identity/scope.ts). Every
  * bound, every cancellation and every answer routed back is keyed by it.
  */
-import { clientAddress, principalId, scopeOf, TRUST_NONE } from "../../identity/index.js";
+import { clientAddress, principalId, scopeOf, TRUST_NONE } from "../../../identity/index.js";
 import type { RequestContext } from "./request-context.js";
 
 /**
