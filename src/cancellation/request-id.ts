@@ -24,7 +24,12 @@ export function normalizeRequestId(id: unknown): string | null | undefined {
     if (id.length <= ALWAYS_SHORT_ENOUGH) return id;
     return Buffer.byteLength(id, "utf8") <= MAX_REQUEST_ID_BYTES ? id : undefined;
   }
-  if (typeof id === "number") return Number.isSafeInteger(id) ? String(id) : undefined;
+  // JSON.stringify, not String(): both give a safe integer's decimal text (`-0` → "0"), but
+  // String() goes through V8's number-to-string cache, which keeps every new id's text alive
+  // until about 16 000 later numbers overwrite it; under load each call's text then outlives
+  // two young-generation collections and is copied into the old generation, a per-call cost
+  // (and longer young collections) that a key dropped when the call ends should not have.
+  if (typeof id === "number") return Number.isSafeInteger(id) ? JSON.stringify(id) : undefined;
   if (id === null || id === undefined) return null;
   return undefined;
 }
