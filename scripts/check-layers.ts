@@ -51,7 +51,7 @@ export const LAYERS: readonly Layer[] = [
   // OAuth access tokens (they become a Principal); tool isolation in worker threads; the Redis
   // stores. Each builds on the blocks above and none needs another. The Redis layer's folders
   // belong to it: connection/ (one connection, bounded calls, outages, node ids), cancellation/,
-  // tasks/ and sessions/ (each store with its scripts and the parts it is made of).
+  // tasks/, sessions/ and rate-limits/ (each store with its scripts and the parts it is made of).
   { path: "identity/oauth", rank: 3 },
   { path: "isolation", rank: 3 },
   { path: "redis", rank: 3 },

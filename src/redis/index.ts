@@ -59,6 +59,10 @@ export {
 } from "./cancellation/redis-cancellation-store.js";
 export type { OutagePart, StoreOutageMessage } from "./connection/outage-monitor.js";
 export {
+  RedisRateLimitStore,
+  type RedisRateLimitStoreOptions,
+} from "./rate-limits/redis-rate-limit-store.js";
+export {
   createRedisBackends,
   type RedisBackends,
   type RedisBackendsOptions,
@@ -66,10 +70,6 @@ export {
   type RedisServerOptions,
 } from "./redis-backends.js";
 export { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
-export {
-  RedisRateLimitStore,
-  type RedisRateLimitStoreOptions,
-} from "./redis-rate-limit-store.js";
 export { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 export {
   RedisSessionStore,

@@ -17,18 +17,19 @@ import { createHash } from "node:crypto";
 
 import type { Cluster, Redis } from "ioredis";
 
-import { OPTION, readOption } from "../option-schema.js";
+import { OPTION, readOption } from "../../option-schema.js";
 import {
   type AppliedRate,
   fullAfterMs,
   MemoryRateLimitStore,
   type RateLimitStore,
-} from "../rate-limits/index.js";
-import type { Reachability } from "../reachability.js";
-import { bounded } from "./connection/bounded.js";
-import { type RedisClient, RedisConnection } from "./connection/connection.js";
-import { OutageMonitor } from "./connection/outage-monitor.js";
-import { readPrefix } from "./key-layout.js";
+} from "../../rate-limits/index.js";
+import type { Reachability } from "../../reachability.js";
+import { bounded } from "../connection/bounded.js";
+import { type RedisClient, RedisConnection } from "../connection/connection.js";
+import { OutageMonitor } from "../connection/outage-monitor.js";
+import { readPrefix } from "../key-layout.js";
+import { defineRateLimitScript, type RateLimitScript } from "./rate-limit-script.js";
 
 /** Options of {@link RedisRateLimitStore}. */
 export interface RedisRateLimitStoreOptions {
@@ -47,47 +48,6 @@ export interface RedisRateLimitStoreOptions {
   readonly logger?: (message: string) => void;
 }
 
-const COMMAND = "conduitMcpRateTakeV1";
-
-/**
- * KEYS: one hash per rate. ARGV: per rate, capacity, refill per second and TTL (ms). Answers 0
- * after taking one token from every rate, else the ms until each rate that refused holds one
- * again (taking nothing). The same steps as src/rate-limits/token-bucket.ts.
- */
-const TAKE = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local tokens = {}
-local wait = 0
-for i = 1, #KEYS do
-  local capacity = tonumber(ARGV[i * 3 - 2])
-  local refill = tonumber(ARGV[i * 3 - 1])
-  local state = redis.call('HMGET', KEYS[i], 't', 'a')
-  local held = capacity
-  if state[1] and state[2] then
-    local elapsed = now - tonumber(state[2])
-    if elapsed < 0 then elapsed = 0 end
-    held = math.min(capacity, tonumber(state[1]) + elapsed * refill / 1000)
-  end
-  tokens[i] = held
-  if held < 1 then
-    local ms = math.ceil((1 - held) * 1000 / refill)
-    if ms < 1 then ms = 1 end
-    if ms > wait then wait = ms end
-  end
-end
-if wait > 0 then return wait end
-for i = 1, #KEYS do
-  redis.call('HSET', KEYS[i], 't', tostring(tokens[i] - 1), 'a', tostring(now))
-  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[i * 3]))
-end
-return 0
-`;
-
-type Client = RedisClient & {
-  [COMMAND](...args: (string | number)[]): Promise<number>;
-};
-
 /**
  * Token buckets in Redis, one budget for every node.
  *
@@ -102,7 +62,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   /** Whether Redis is reachable, from the command connection's events (`GET /ready`). */
   readonly reachability: Reachability;
   private readonly connection: RedisConnection;
-  private readonly client: Client;
+  private readonly client: RedisClient & RateLimitScript;
   private readonly prefix: string;
   private readonly timeoutMs: number;
   private readonly monitor: OutageMonitor;
@@ -122,9 +82,9 @@ export class RedisRateLimitStore implements RateLimitStore {
       timeoutMs: this.timeoutMs,
       monitor: this.monitor,
     });
-    this.client = this.connection.client as Client;
+    this.client = this.connection.client as RedisClient & RateLimitScript;
     this.reachability = this.connection.reachability;
-    this.client.defineCommand(COMMAND, { lua: TAKE });
+    defineRateLimitScript(this.client);
     this.connection.on("ready", () => this.monitor.up());
     this.connection.connect();
   }
@@ -138,7 +98,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       // Expires a little after the bucket would be full again: nothing is lost by forgetting it.
       args.push(rate.capacity, rate.refillPerSecond, fullAfterMs(rate) + 1_000);
     }
-    return bounded(this.client[COMMAND](...args), this.timeoutMs).then(
+    return bounded(this.client.conduitMcpRateTakeV1(...args), this.timeoutMs).then(
       (wait) => Number(wait),
       (error: unknown) => {
         this.monitor.down(error);
