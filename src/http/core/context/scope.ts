@@ -4,7 +4,7 @@
  * the scope its message is handled in: session > principal > IP bucket (identity/scope.ts). Every
  * bound, every cancellation and every answer routed back is keyed by it.
  */
-import { clientAddress, principalId, scopeOf, TRUST_NONE } from "../../../identity/index.js";
+import { clientAddress, principalId, scopeOf } from "../../../identity/index.js";
 import type { RequestContext } from "./request-context.js";
 
 /**
@@ -20,9 +20,9 @@ function anonymousScope(ctx: RequestContext): string {
   }
   const { trustProxy } = ctx.core.config;
   const cache = ctx.core.connectionScopes;
-  const forwarded = input.headers["x-forwarded-for"];
-  const perConnection =
-    input.connection !== null && (forwarded === undefined || trustProxy === TRUST_NONE);
+  // Trusting no proxy, `X-Forwarded-For` can change nothing: not even read (a header lookup).
+  const forwarded = trustProxy.kind === "none" ? undefined : input.headers["x-forwarded-for"];
+  const perConnection = input.connection !== null && forwarded === undefined;
   if (perConnection) {
     const cached = cache.get(input.connection as object);
     if (cached !== undefined) return cached;

@@ -107,6 +107,8 @@ const RESOLVED: Promise<void> = HANDLED;
 const DISCONNECTED = "client disconnected";
 const SHUTTING_DOWN = "Server is shutting down";
 const CANCELLED_REASON = "The request that asked was cancelled";
+/** The end of a call that answered its result: one frozen object, not one per call. */
+const ENDED_OK: HandlerEnd = Object.freeze({ outcome: "ok" });
 
 /**
  * A running handler and its context.
@@ -211,7 +213,7 @@ export class HandlerCall
         return invocation.answer(value, this).then(
           (answer) => {
             this.task = null;
-            this.settle(answer.json, { outcome: "ok" }, answer.status, answer.headers);
+            this.settle(answer.json, ENDED_OK, answer.status, answer.headers);
           },
           (thrown: unknown) => this.fail(thrown),
         );
@@ -241,8 +243,7 @@ export class HandlerCall
           this.requestId,
           this.modern ? completeResultJson(checked.result) : JSON.stringify(checked.result),
         );
-        end =
-          checked.isError === true ? { outcome: "error", error: checked.error } : { outcome: "ok" };
+        end = checked.isError === true ? { outcome: "error", error: checked.error } : ENDED_OK;
       } else {
         json = internalErrorJson(this.requestId);
         end = { outcome: "error", error: checked.error };
@@ -264,7 +265,7 @@ export class HandlerCall
     const asked = this.asker?.verdict?.() ?? { kind: "complete" };
     if (asked.kind === "input_required" && asked.json !== null) {
       json = successResponseJson(this.requestId, asked.json);
-      end = { outcome: "ok" };
+      end = ENDED_OK;
     } else if (asked.kind === "invalid") {
       json = errorResponseJson(this.requestId, ErrorCode.InvalidParams, asked.message);
       end = { outcome: "error", error: new InvalidParamsError(asked.message) };
