@@ -367,6 +367,10 @@ class ConduitMcpServer implements McpServer {
       trustProxy,
       originPolicy: this.originPolicy,
       maxBodyBytes: options.maxBodyBytes,
+      bodyBudget: {
+        perScope: options.maxBodyBytesInFlightPerScope,
+        total: options.maxBodyBytesInFlight,
+      },
       bodyTimeoutMs: options.bodyTimeoutMs,
       limits: this.limits,
       keepAliveMs: options.keepAliveMs,

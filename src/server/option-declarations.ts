@@ -193,6 +193,18 @@ export const LIMIT_OPTIONS = {
     description:
       "Most request-scoped SSE streams one scope may hold. Beyond, a call from a client that also accepts JSON is answered with one JSON body (its progress and log notifications dropped); a client accepting only SSE gets 429.",
   }),
+  maxBodyBytesInFlightPerScope: option(OPTION.positiveInteger, {
+    default: undefined,
+    shown: "8 × maxBodyBytes (8 MiB)",
+    description:
+      'Most bytes of request bodies one scope (principal, else client IP bucket: an IPv4 address, an IPv6 /64) may have the server reading at once, counted at their declared length (`maxBodyBytes` when none) until parsed; a body that came whole with its headers is not counted. Beyond, the request is refused before its body is read: HTTP 429, `Retry-After: 1`, JSON-RPC -32000 "Too many request bytes in flight". At least `maxBodyBytes`.',
+  }),
+  maxBodyBytesInFlight: option(OPTION.positiveInteger, {
+    default: undefined,
+    shown: "64 × maxBodyBytes (64 MiB)",
+    description:
+      "Most bytes of request bodies the server reads at once over all scopes. It never refuses a scope under its own budget: reaching it closes the connection of the oldest body being read by the scope holding the most bytes (503 only when there is none). At least `maxBodyBytes`.",
+  }),
   maxStreamBufferBytes: option(OPTION.positiveInteger, {
     default: 1_048_576,
     description:

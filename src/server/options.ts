@@ -89,6 +89,10 @@ export interface LimitOptions {
   readonly maxConcurrentRequests?: number;
   /** Most request-scoped SSE streams one scope may hold. */
   readonly maxOpenStreamsPerScope?: number;
+  /** Most bytes of request bodies one scope may have the server reading at once; beyond, 429. */
+  readonly maxBodyBytesInFlightPerScope?: number;
+  /** Most bytes of request bodies read at once over all scopes (evicts from the largest scope). */
+  readonly maxBodyBytesInFlight?: number;
   /** Most bytes an SSE stream may buffer for a client that does not read it. */
   readonly maxStreamBufferBytes?: number;
   /** Most connections open at once, all clients (listen()). */
@@ -171,6 +175,10 @@ export interface DeprecatedFlatOptions {
   readonly maxConcurrentRequests?: number;
   /** @deprecated Use `limits.maxOpenStreamsPerScope`. */
   readonly maxOpenStreamsPerScope?: number;
+  /** @deprecated Use `limits.maxBodyBytesInFlightPerScope`. */
+  readonly maxBodyBytesInFlightPerScope?: number;
+  /** @deprecated Use `limits.maxBodyBytesInFlight`. */
+  readonly maxBodyBytesInFlight?: number;
   /** @deprecated Use `limits.maxStreamBufferBytes`. */
   readonly maxStreamBufferBytes?: number;
   /** @deprecated Use `limits.maxConnections`. */
@@ -342,6 +350,8 @@ export interface ResolvedOptions {
   readonly trustProxy: TrustProxyOption;
   readonly allowedOrigins: readonly string[] | undefined;
   readonly maxBodyBytes: number;
+  readonly maxBodyBytesInFlightPerScope: number;
+  readonly maxBodyBytesInFlight: number;
   readonly maxConcurrentRequestsPerScope: number;
   readonly maxOpenStreamsPerScope: number;
   readonly maxConcurrentRequests: number;
@@ -412,11 +422,32 @@ export function resolveOptions(options: McpServerOptions): ResolvedOptions {
   if (http.metricsAuth && read.auth === undefined) {
     throw new InvalidOptionError(name("http.metricsAuth"), "used together with auth", true);
   }
+  const bodyBudget = (path: string, given: number | undefined, times: number): number => {
+    // A budget below one body would refuse every body of the largest size, whoever sends it.
+    if (given !== undefined && given < limits.maxBodyBytes) {
+      throw new InvalidOptionError(
+        name(path),
+        `at least maxBodyBytes (${limits.maxBodyBytes})`,
+        given,
+      );
+    }
+    return given ?? times * limits.maxBodyBytes;
+  };
   return {
     ...http,
     ...limits,
     ...timeouts,
     ...lists,
+    maxBodyBytesInFlightPerScope: bodyBudget(
+      "limits.maxBodyBytesInFlightPerScope",
+      limits.maxBodyBytesInFlightPerScope,
+      8,
+    ),
+    maxBodyBytesInFlight: bodyBudget(
+      "limits.maxBodyBytesInFlight",
+      limits.maxBodyBytesInFlight,
+      64,
+    ),
     requestTimeoutMs,
     toolTimeoutMs: timeouts.toolTimeoutMs ?? null,
     name: read.name,

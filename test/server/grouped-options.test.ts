@@ -22,6 +22,8 @@ function sample(flat: string): unknown {
   if (flat === "metricsAuth") return undefined; // needs auth; covered below
   if (flat === "maxUriLength") return 100;
   if (flat === "requestTimeoutMs") return 70_000;
+  // At least maxBodyBytes (1 MiB by default).
+  if (flat.startsWith("maxBodyBytesInFlight")) return 2_097_152;
   return 7_000;
 }
 

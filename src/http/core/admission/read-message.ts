@@ -2,6 +2,7 @@
  * Step: the body, bounded in bytes and in time, parsed and classified as one JSON-RPC message.
  */
 import { ErrorCode } from "../../../errors.js";
+import { ACQUIRED } from "../../../protocol/asking/index.js";
 import {
   type ClassifiedMessage,
   classifyMessage,
@@ -13,10 +14,11 @@ import {
   BODY_TIMED_OUT,
   INVALID_REQUEST,
   PARSE_ERROR,
+  refuseBodyBytes,
   reply,
   TOO_LARGE,
 } from "../context/answers.js";
-import type { RequestContext } from "../context/request-context.js";
+import { type RequestContext, single } from "../context/request-context.js";
 
 /** Returned by a step that answered (refused) the request itself. */
 export const ANSWERED: unique symbol = Symbol("conduit-mcp.answered");
@@ -42,9 +44,25 @@ export function readMessage(
   const { maxBodyBytes, bodyTimeoutMs } = ctx.core.config;
   const body = ctx.input.body.readNow?.(maxBodyBytes);
   if (body !== undefined) return parseMessage(ctx, body);
+  // A body to wait for is held while it arrives: it counts against its scope's budget first
+  // (body-budget.ts), at its declared length (negotiate refused one over maxBodyBytes).
+  const declared = Number(single(ctx.input.headers["content-length"]));
+  const bytes = Number.isInteger(declared) && declared >= 0 ? declared : maxBodyBytes;
+  const budget = ctx.core.bodyBudget;
+  const outcome = budget.tryReserve(ctx.origin, bytes, ctx.target);
+  if (outcome !== ACQUIRED) {
+    refuseBodyBytes(ctx, outcome);
+    return ANSWERED;
+  }
   return ctx.input.body.read(maxBodyBytes, bodyTimeoutMs).then(
-    (read) => parseMessage(ctx, read),
-    () => ANSWERED, // the client went away mid-body: nobody to answer
+    (read) => {
+      budget.release(ctx.origin, ctx.target);
+      return parseMessage(ctx, read);
+    },
+    () => {
+      budget.release(ctx.origin, ctx.target);
+      return ANSWERED; // the client went away mid-body (or was closed to make room): nobody to answer
+    },
   );
 }
 

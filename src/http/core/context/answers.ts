@@ -59,6 +59,7 @@ export const SHUTTING_DOWN = errorResponseJson(
 );
 export const INVALID_REQUEST = "Invalid JSON-RPC 2.0 request";
 const TOO_MANY = "Too many concurrent requests";
+const TOO_MANY_BYTES = "Too many request bytes in flight";
 export const RETRY_SOON: ResponseHeaders = Object.freeze({ "retry-after": "1" });
 
 /**
@@ -128,5 +129,22 @@ export function refuseBusy(
 ): void {
   ctx.core.config.metrics?.refused(scope, outcome);
   const json = errorResponseJson(id, ErrorCode.ServerError, TOO_MANY);
+  reply(ctx, outcome === SCOPE_LIMIT ? 429 : 503, json, RETRY_SOON);
+}
+
+/**
+ * 429 (the scope's body budget) or 503 (the global one), with `Retry-After`, before the body is
+ * read (the connection closes after the answer); counted in the metrics as a refusal of the
+ * request's origin.
+ *
+ * @example
+ * ```ts
+ * refuseBodyBytes(ctx, outcome);
+ * ```
+ */
+export function refuseBodyBytes(ctx: RequestContext, outcome: LimitOutcome): void {
+  ctx.core.config.metrics?.refused(ctx.origin, outcome);
+  const json = errorResponseJson(null, ErrorCode.ServerError, TOO_MANY_BYTES);
+  ctx.input.body.skip();
   reply(ctx, outcome === SCOPE_LIMIT ? 429 : 503, json, RETRY_SOON);
 }

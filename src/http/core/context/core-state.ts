@@ -16,6 +16,7 @@ import type { Readiness } from "../../operability/readiness.js";
 import type { OriginPolicy } from "../../origin-policy.js";
 import type { SessionStreams } from "../../session-streams.js";
 import type { ResponseHeaders } from "../../transport.js";
+import { BodyBudget } from "../admission/body-budget.js";
 
 /** Everything the core needs, resolved once by the server. */
 export interface EndpointConfig {
@@ -27,6 +28,11 @@ export interface EndpointConfig {
   readonly trustProxy: TrustProxy;
   readonly originPolicy: OriginPolicy;
   readonly maxBodyBytes: number;
+  /**
+   * Most bytes of bodies being read at once, per scope the request comes from and in all
+   * (body-budget.ts); absent: 8 and 64 bodies of `maxBodyBytes`.
+   */
+  readonly bodyBudget?: { readonly perScope: number; readonly total: number };
   /** Total time a body may take to arrive once reading began; 408 beyond. 0 = no limit. */
   readonly bodyTimeoutMs: number;
   /** Per-scope (and global) counters of running requests and of request-scoped SSE streams. */
@@ -79,6 +85,8 @@ export class CoreState {
   // Its global bound makes room from the largest scope rather than refusing a scope under its
   // own, as the request bound does (docs/server-options.md: maxConcurrentRequests).
   readonly notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL, { evict: true });
+  /** The bytes of the bodies being read (read-message.ts). */
+  readonly bodyBudget: BodyBudget;
   /** The anonymous scope of a connection, when it depends only on the connection (scope.ts). */
   readonly connectionScopes = new WeakMap<object, string>();
 
@@ -86,6 +94,10 @@ export class CoreState {
     const sessions = config.sessions;
     this.config = config;
     this.recorder = config.metrics === null ? null : config.metrics.recordRequest;
+    this.bodyBudget = new BodyBudget({
+      maxPerScope: config.bodyBudget?.perScope ?? 8 * config.maxBodyBytes,
+      maxTotal: config.bodyBudget?.total ?? 64 * config.maxBodyBytes,
+    });
     this.streams = sessions === null ? null : (config.streams ?? null);
     const allow =
       sessions === null ? "POST" : this.streams === null ? "POST, DELETE" : "GET, POST, DELETE";
