@@ -134,7 +134,7 @@ describe("request bodies in flight: a budget per bucket, then in all", () => {
   });
 
   test("one address's bodies are bounded by its own budget; another address is served", async () => {
-    const mine = [];
+    const mine: HeldBody[] = [];
     for (let i = 0; i < 4; i++) mine.push(await hold("127.0.0.2"));
     const fifth = await hold("127.0.0.2");
     const refused = await answerOf(fifth);
@@ -163,9 +163,9 @@ describe("request bodies in flight: a budget per bucket, then in all", () => {
   });
 
   test("at the global budget the largest holder's oldest body makes room; the newcomer is served", async () => {
-    const largest = [];
+    const largest: HeldBody[] = [];
     for (let i = 0; i < 4; i++) largest.push(await hold("127.0.0.4"));
-    const middle = [];
+    const middle: HeldBody[] = [];
     for (let i = 0; i < 3; i++) middle.push(await hold("127.0.0.5"));
     const small = await hold("127.0.0.6"); // 8 bodies: the global budget is full
     const newcomer = await hold("127.0.0.7");
