@@ -9,6 +9,11 @@ import { z } from "zod";
 import { CLI_FLAGS, type CliFlag, flagSpelling } from "../../src/cli/flags.js";
 import { listOptions, type OptionEntry } from "../../src/option-schema.js";
 import {
+  CHANGE_FEED_OPTIONS,
+  RATE_LIMIT_STORE_OPTIONS,
+  REPLY_BUS_OPTIONS,
+} from "../../src/redis/redis-option-declarations.js";
+import {
   FLAT_ALIASES,
   SERVER_OPTIONS,
   SESSION_OPTIONS,
@@ -49,6 +54,24 @@ export function optionSections(): Section[] {
       intro: "The members of `sessions: { … }` (`sessions: true` takes every default).",
       entries: listOptions(z.object(SESSION_OPTIONS), "sessions."),
     },
+    {
+      heading: "`RedisReplyBus` options (`conduit-mcp/redis`)",
+      intro:
+        "`new RedisReplyBus({ … })`: clients' answers to 2025-era asks, carried to the node that asked.",
+      entries: listOptions(z.object(REPLY_BUS_OPTIONS)),
+    },
+    {
+      heading: "`RedisChangeFeed` options (`conduit-mcp/redis`)",
+      intro:
+        "`new RedisChangeFeed({ … })`: list changes and resource updates for every node's listeners.",
+      entries: listOptions(z.object(CHANGE_FEED_OPTIONS)),
+    },
+    {
+      heading: "`RedisRateLimitStore` options (`conduit-mcp/redis`)",
+      intro:
+        "`new RedisRateLimitStore({ … })`: rate limits shared by every node (`rateLimits.store`).",
+      entries: listOptions(z.object(RATE_LIMIT_STORE_OPTIONS)),
+    },
   ];
 }
 
@@ -59,10 +82,11 @@ export function renderOptionsPage(): string {
     "",
     "# Options reference",
     "",
-    "Every option of `createMcpServer`, with what it accepts and its default. Every option is",
-    "optional and checked when the server is created: a bad value throws `InvalidOptionError`",
-    "(`CONDUIT_ERR_INVALID_OPTION`) naming the option. A delay handed to a timer is at most",
-    "2^31 − 1 ms (2147483647).",
+    "Every option of `createMcpServer`, and of the Redis reply bus, change feed and rate-limit",
+    "store (`conduit-mcp/redis`), with what it accepts and its default. Every option but a",
+    "store's `redis` is optional, and each is checked when the server or the store is created: a",
+    "bad value throws `InvalidOptionError` (`CONDUIT_ERR_INVALID_OPTION`) naming the option. A",
+    "delay handed to a timer is at most 2^31 − 1 ms (2147483647).",
     "",
   ];
   for (const section of optionSections()) {

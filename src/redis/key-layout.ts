@@ -204,17 +204,17 @@ const PREFIX = /^[^{}]{1,128}$/;
 
 /**
  * A Redis store's `prefix` option: default `conduit-mcp`, else 1 to 128 characters without `{` or
- * `}` (every store builds its hash tags around it), or {@link InvalidOptionError}.
+ * `}` (every store builds its hash tags around it), or {@link InvalidOptionError} naming `name`.
  *
  * @example
  * ```ts
  * readPrefix(undefined); // "conduit-mcp"
  * ```
  */
-export function readPrefix(value: unknown): string {
+export function readPrefix(value: unknown, name = "prefix"): string {
   const prefix = value ?? "conduit-mcp";
   if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
-    throw new InvalidOptionError("prefix", "1 to 128 characters without { or }", prefix);
+    throw new InvalidOptionError(name, "1 to 128 characters without { or }", prefix);
   }
   return prefix;
 }

@@ -16,11 +16,10 @@ import {
   changeEventOf,
   tellListeners,
 } from "../changes/index.js";
-import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
 import { type RedisClient, RedisConnection } from "./connection/connection.js";
 import { OutageMonitor } from "./connection/outage-monitor.js";
-import { readPrefix } from "./key-layout.js";
+import { readChangeFeedOptions } from "./redis-option-declarations.js";
 
 /** Options of {@link RedisChangeFeed}. */
 export interface RedisChangeFeedOptions {
@@ -71,24 +70,18 @@ export class RedisChangeFeed implements ChangeFeed {
   private closed = false;
 
   constructor(options: RedisChangeFeedOptions) {
-    const prefix = readPrefix(options.prefix);
-    this.timeoutMs = readOption(
-      OPTION.timerMs,
-      "commandTimeoutMs",
-      options.commandTimeoutMs,
-      1_000,
-    );
-    readOption(OPTION.logger, "logger", options.logger, undefined);
-    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "changes");
+    const read = readChangeFeedOptions(options);
+    this.timeoutMs = read.commandTimeoutMs;
+    this.monitor = new OutageMonitor(read.logger, "changes");
     this.connection = new RedisConnection({
-      redis: options.redis,
+      redis: read.redis,
       timeoutMs: this.timeoutMs,
       monitor: this.monitor,
     });
     this.client = this.connection.client;
     this.reachability = this.connection.reachability;
     // Channels are not key-prefixed by ioredis: the client's prefix is part of the name.
-    this.channel = `${this.connection.keyPrefix}{${prefix}}:changes`;
+    this.channel = `${this.connection.keyPrefix}{${read.prefix}}:changes`;
     this.connection.on("ready", () => this.monitor.up());
     // A subscribed connection cannot run other commands: SUBSCRIBE gets its own, resubscribed
     // here on every `ready`.

@@ -19,14 +19,12 @@
  */
 
 import type { Cluster, Redis } from "ioredis";
-import { InvalidOptionError } from "../errors.js";
-import { OPTION, readOption } from "../option-schema.js";
 import type { Reachability } from "../reachability.js";
 import type { ClientReply, ServerReplyBus } from "../replies/index.js";
 import { bounded, readyWithin } from "./connection/bounded.js";
 import { type RedisClient, RedisConnection } from "./connection/connection.js";
 import { OutageMonitor } from "./connection/outage-monitor.js";
-import { readPrefix } from "./key-layout.js";
+import { readReplyBusOptions } from "./redis-option-declarations.js";
 
 /** Options of {@link RedisReplyBus}. */
 export interface RedisReplyBusOptions {
@@ -81,32 +79,18 @@ export class RedisReplyBus implements ServerReplyBus {
   private closed = false;
 
   constructor(options: RedisReplyBusOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new InvalidOptionError("options", "an object", options);
-    }
-    const prefix = readPrefix(options.prefix);
-    this.timeoutMs = readOption(
-      OPTION.timerMs,
-      "commandTimeoutMs",
-      options.commandTimeoutMs,
-      1_000,
-    );
-    this.maxMessageBytes = readOption(
-      OPTION.positiveInteger,
-      "maxMessageBytes",
-      options.maxMessageBytes,
-      2_097_152,
-    );
-    readOption(OPTION.logger, "logger", options.logger, undefined);
-    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "replies");
+    const read = readReplyBusOptions(options);
+    this.timeoutMs = read.commandTimeoutMs;
+    this.maxMessageBytes = read.maxMessageBytes;
+    this.monitor = new OutageMonitor(read.logger, "replies");
     this.connection = new RedisConnection({
-      redis: options.redis,
+      redis: read.redis,
       timeoutMs: this.timeoutMs,
       monitor: this.monitor,
     });
     this.client = this.connection.client;
     this.reachability = this.connection.reachability;
-    this.base = `${this.connection.keyPrefix}{${prefix}}:reply:`;
+    this.base = `${this.connection.keyPrefix}{${read.prefix}}:reply:`;
     this.connection.on("ready", () => this.monitor.up());
     // A subscribed connection runs no other command: a dedicated one, resubscribed on every
     // `ready` here (not by ioredis) so that `ready()` knows when delivery is live again.

@@ -18,6 +18,16 @@ import {
 } from "../../scripts/lib/option-reference.js";
 import { CLI_FLAGS, type CliFlag } from "../../src/cli/flags.js";
 import type {
+  RedisChangeFeedOptions,
+  RedisRateLimitStoreOptions,
+  RedisReplyBusOptions,
+} from "../../src/redis/index.js";
+import type {
+  CHANGE_FEED_OPTIONS,
+  RATE_LIMIT_STORE_OPTIONS,
+  REPLY_BUS_OPTIONS,
+} from "../../src/redis/redis-option-declarations.js";
+import type {
   DeprecatedFlatOptions,
   HttpOptions,
   LimitOptions,
@@ -52,7 +62,10 @@ const sameMembers: [
     keyof DeprecatedFlatOptions,
     keyof (HttpOptions & LimitOptions & TimeoutOptions & ListOptions)
   >,
-] = [true, true, true, true, true, true, true];
+  Same<keyof RedisReplyBusOptions, Members<typeof REPLY_BUS_OPTIONS>>,
+  Same<keyof RedisChangeFeedOptions, Members<typeof CHANGE_FEED_OPTIONS>>,
+  Same<keyof RedisRateLimitStoreOptions, Members<typeof RATE_LIMIT_STORE_OPTIONS>>,
+] = [true, true, true, true, true, true, true, true, true, true];
 
 describe("option reference", () => {
   it("every public options type matches its declared schema", () => {

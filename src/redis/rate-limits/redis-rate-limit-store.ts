@@ -17,7 +17,6 @@ import { createHash } from "node:crypto";
 
 import type { Cluster, Redis } from "ioredis";
 
-import { OPTION, readOption } from "../../option-schema.js";
 import {
   type AppliedRate,
   fullAfterMs,
@@ -28,7 +27,7 @@ import type { Reachability } from "../../reachability.js";
 import { bounded } from "../connection/bounded.js";
 import { type RedisClient, RedisConnection } from "../connection/connection.js";
 import { OutageMonitor } from "../connection/outage-monitor.js";
-import { readPrefix } from "../key-layout.js";
+import { readRateLimitStoreOptions } from "../redis-option-declarations.js";
 import { defineRateLimitScript, type RateLimitScript } from "./rate-limit-script.js";
 
 /** Options of {@link RedisRateLimitStore}. */
@@ -70,15 +69,13 @@ export class RedisRateLimitStore implements RateLimitStore {
   private closed = false;
 
   constructor(options: RedisRateLimitStoreOptions) {
-    this.prefix = readPrefix(options.prefix);
-    this.timeoutMs = readOption(OPTION.timerMs, "commandTimeoutMs", options.commandTimeoutMs, 250);
-    readOption(OPTION.logger, "logger", options.logger, undefined);
-    this.local = new MemoryRateLimitStore(
-      options.maxBuckets === undefined ? {} : { maxBuckets: options.maxBuckets },
-    );
-    this.monitor = new OutageMonitor(options.logger ?? ((m) => console.warn(m)), "rates");
+    const read = readRateLimitStoreOptions(options);
+    this.prefix = read.prefix;
+    this.timeoutMs = read.commandTimeoutMs;
+    this.local = new MemoryRateLimitStore({ maxBuckets: read.maxBuckets });
+    this.monitor = new OutageMonitor(read.logger, "rates");
     this.connection = new RedisConnection({
-      redis: options.redis,
+      redis: read.redis,
       timeoutMs: this.timeoutMs,
       monitor: this.monitor,
     });
