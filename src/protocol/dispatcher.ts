@@ -440,6 +440,8 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
   ended(call: HandlerCall, end: HandlerEnd): void {
     const observer = this.observer;
     if (observer === null) return;
+    // An end that concerns no observer builds no info and reads no clock.
+    if (observer.wantsEnd?.(end.outcome, call.requestInfo !== null) === false) return;
     try {
       const seconds = (performance.now() - call.startedAt) / 1000;
       if (call.invocation.method === "tools/call")

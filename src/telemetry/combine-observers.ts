@@ -7,6 +7,7 @@ import type {
   DispatchObserver,
   HandlerEnd,
   HandlerInfo,
+  HandlerOutcome,
   RequestInfo,
   ResponseSink,
   ToolOutcome,
@@ -101,6 +102,15 @@ class CombinedObserver implements DispatchObserver {
         // its own failure
       }
     }
+  }
+
+  /** An end concerns the group when it concerns one of its members (tool calls: every end). */
+  wantsEnd(outcome: HandlerOutcome, followed: boolean): boolean {
+    if (this.toolCalls.length > 0) return true;
+    for (const observer of this.ends) {
+      if (observer.wantsEnd?.(outcome, followed) !== false) return true;
+    }
+    return false;
   }
 
   handlerEnded(info: HandlerInfo, end: HandlerEnd, seconds: number): void {

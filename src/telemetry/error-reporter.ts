@@ -20,7 +20,12 @@ import {
   MissingClientCapabilityError,
   WorkerPoolFullError,
 } from "../errors.js";
-import type { DispatchObserver, HandlerEnd, HandlerInfo } from "../protocol/index.js";
+import type {
+  DispatchObserver,
+  HandlerEnd,
+  HandlerInfo,
+  HandlerOutcome,
+} from "../protocol/index.js";
 import { reflectText } from "../reflect.js";
 
 /** What `onError` learns about the failed handler: the channel's message, less `error`. */
@@ -44,6 +49,11 @@ export type HandlerErrorHook = (error: unknown, context: HandlerErrorContext) =>
  */
 export class ErrorReporter implements DispatchObserver {
   constructor(private readonly onError: HandlerErrorHook | null) {}
+
+  /** Only failures are reported. */
+  wantsEnd(outcome: HandlerOutcome): boolean {
+    return outcome === "error";
+  }
 
   handlerEnded(info: HandlerInfo, end: HandlerEnd): void {
     if (end.outcome !== "error" || end.error === undefined) return;

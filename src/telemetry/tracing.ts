@@ -29,6 +29,7 @@ import {
   type DispatchObserver,
   type HandlerEnd,
   type HandlerInfo,
+  type HandlerOutcome,
   isPlainObject,
   isSupportedProtocolVersion,
   type RequestInfo,
@@ -114,6 +115,11 @@ class RequestTracing implements DispatchObserver {
     // A handler has a span only when its request has one (handlerStarted).
     const handler = info.request === null ? undefined : this.handlers.get(info);
     return handler === undefined ? run() : this.api.context.with(handler.context, run);
+  }
+
+  /** A handler has a span only when its request was followed (handlerStarted). */
+  wantsEnd(_outcome: HandlerOutcome, followed: boolean): boolean {
+    return followed;
   }
 
   handlerEnded(info: HandlerInfo, end: HandlerEnd): void {

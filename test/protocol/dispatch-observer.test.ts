@@ -230,6 +230,51 @@ describe("DispatchObserver and the method table", () => {
     await registry.close();
   });
 
+  test("wantsEnd: an end that concerns the observer reaches toolCall and handlerEnded, one that does not reaches neither", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const asked: string[] = [];
+    const heard: string[] = [];
+    const dispatcher = new Dispatcher({
+      name: "t",
+      version: "1",
+      registry,
+      streamCancelTimeoutMs: 30,
+      cancelOnDisconnect: true,
+      tools: [
+        defineTool({ name: "ok", handler: () => "fine" }),
+        defineTool({
+          name: "throws",
+          handler: () => {
+            throw new Error("boom");
+          },
+        }),
+      ],
+      observer: {
+        // Concerned by failures only, as the error reporter is.
+        wantsEnd: (outcome, followed) => {
+          asked.push(`${outcome} ${followed}`);
+          return outcome === "error";
+        },
+        toolCall: (tool, outcome) => heard.push(`toolCall ${tool} ${outcome}`),
+        handlerEnded: (info, end) => heard.push(`ended ${info.name} ${end.outcome}`),
+      },
+    });
+    for (const [id, name] of [
+      [1, "ok"],
+      [2, "throws"],
+    ] as const) {
+      const sink = new Sink();
+      await dispatcher.handleRequest(
+        request(id, "tools/call", { name, arguments: {} }),
+        meta,
+        sink,
+      );
+      assert.ok(sink.answer !== null);
+    }
+    assert.deepEqual(asked, ["ok false", "error false"]);
+    assert.deepEqual(heard, ["toolCall throws error", "ended throws error"]);
+  });
+
   test("a method is added to the table and served in the era it names only", async () => {
     const registry = new CancellationRegistry({ janitor: false });
     const dispatcher = new Dispatcher({

@@ -13,7 +13,7 @@ import type {
   RequestInfo,
   ResponseSink,
 } from "../../src/protocol/index.js";
-import { combineObservers } from "../../src/telemetry/index.js";
+import { combineObservers, ErrorReporter } from "../../src/telemetry/index.js";
 
 const info = { name: "t" } as unknown as HandlerInfo;
 const request = { method: "tools/call" } as unknown as RequestInfo;
@@ -120,5 +120,26 @@ describe("combineObservers", () => {
     assert.equal(combined?.followsRequests?.(), true);
     const always = combineObservers([quiet, { requestStarted: () => undefined }]);
     assert.equal(always?.followsRequests?.(), true);
+  });
+
+  test("wantsEnd: the group is concerned when one member is (or has tool calls to hear); the error reporter by failures only", () => {
+    const reporter = new ErrorReporter(null);
+    assert.equal(reporter.wantsEnd("error"), true);
+    for (const outcome of ["ok", "cancelled", "killed"] as const) {
+      assert.equal(reporter.wantsEnd(outcome), false);
+    }
+    const tracerLike: DispatchObserver = {
+      handlerEnded() {},
+      wantsEnd: (_outcome, followed) => followed,
+    };
+    const group = combineObservers([reporter, tracerLike]) as DispatchObserver;
+    assert.equal(group.wantsEnd?.("ok", false), false);
+    assert.equal(group.wantsEnd?.("error", false), true);
+    assert.equal(group.wantsEnd?.("ok", true), true);
+    // A member without wantsEnd hears every end; so does one counting tool calls.
+    const plain = combineObservers([reporter, { handlerEnded() {} }]) as DispatchObserver;
+    assert.equal(plain.wantsEnd?.("ok", false), true);
+    const counting = combineObservers([reporter, { toolCall() {} }]) as DispatchObserver;
+    assert.equal(counting.wantsEnd?.("ok", false), true);
   });
 });

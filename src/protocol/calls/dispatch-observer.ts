@@ -4,7 +4,12 @@
  * are observers.
  */
 import type { ResponseSink } from "../wire/index.js";
-import type { HandlerEnd, HandlerInfo, ToolOutcome } from "./handler-call/handler-outcome.js";
+import type {
+  HandlerEnd,
+  HandlerInfo,
+  HandlerOutcome,
+  ToolOutcome,
+} from "./handler-call/handler-outcome.js";
 import type { RequestInfo } from "./request-info.js";
 
 /**
@@ -22,6 +27,13 @@ export interface DispatchObserver {
   handlerStarted?(info: HandlerInfo): void;
   /** A handler ended (answered, failed, cancelled, or abandoned: `killed`), `seconds` after it started. */
   handlerEnded?(info: HandlerInfo, end: HandlerEnd, seconds: number): void;
+  /**
+   * Whether this end concerns the observer at all (`followed`: a `requestStarted` followed the
+   * call's request); false lets the dispatcher skip `toolCall` and `handlerEnded` for it, and the
+   * info and clock reading it would build for them (an answered call nobody traces concerns
+   * neither the error reporter nor tracing). Absent: every end concerns it.
+   */
+  wantsEnd?(outcome: HandlerOutcome, followed: boolean): boolean;
   /**
    * A request (any method) is about to run. May return a sink standing in for `sink` (it must
    * forward every member) to see how the request's exchange ends: tracing ends its span there.
