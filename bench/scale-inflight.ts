@@ -74,6 +74,7 @@ interface Figures {
   heap: number[];
   rss: number[];
   eld: number[];
+  eldRest: number[];
   cancel: number[][];
   cancelServer: number[][];
 }
@@ -106,6 +107,12 @@ async function round(target: string, era: Era, out: Figures): Promise<void> {
       // Warm-up: lazily built state goes into the baseline, not the per-call figure.
       await held(server, client, era, 200);
       await drain(server, client);
+      if (target === "conduit") {
+        // The same server at rest: the reference for the figure with every call held.
+        await server.ctl("/eld/reset");
+        await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1_000));
+        out.eldRest.push((await server.ctl<{ p99: number }>("/eld")).p99);
+      }
       const before = await server.ctl<Mem>("/mem");
       await held(server, client, era, CALLS);
       const during = await server.ctl<Mem>("/mem");
@@ -168,7 +175,14 @@ async function main(): Promise<void> {
   const figures = new Map<string, Figures>();
   for (const era of ERAS) {
     for (const target of TARGETS) {
-      figures.set(`${era} ${target}`, { heap: [], rss: [], eld: [], cancel: [], cancelServer: [] });
+      figures.set(`${era} ${target}`, {
+        heap: [],
+        rss: [],
+        eld: [],
+        eldRest: [],
+        cancel: [],
+        cancelServer: [],
+      });
     }
   }
   for (let r = 0; r < ROUNDS; r++) {
@@ -201,7 +215,7 @@ async function main(): Promise<void> {
     const all = c.cancel.flat();
     const srv = c.cancelServer.flat();
     verdicts.push(
-      `| ${label} | ${fmt(ownHeap)} B (≤ 1,024 B: ${ownHeap <= 1_024 ? "met" : "**not met**"}) | ${fmt(ownRss)} B (≤ 2,048 B: ${ownRss <= 2_048 ? "met" : "**not met**"}) | ${fmt(med(c.eld), 2)} (${c.eld.map((v) => fmt(v, 2)).join(" / ")}) | ${fmt(med(p50s), 2)} | ${fmt(med(p99s), 2)} (${p99s.map((v) => fmt(v, 2)).join(" / ")}; < 10 ms: ${med(p99s) < 10 ? "met" : "**not met**"}) | ${all.length === 0 ? "n/a" : fmt(Math.max(...all), 2)} | ${srv.length === 0 ? "—" : `${fmt(percentile(srv, 50), 2)} / ${fmt(percentile(srv, 99), 2)}`} |`,
+      `| ${label} | ${fmt(ownHeap)} B (≤ 1,024 B: ${ownHeap <= 1_024 ? "met" : "**not met**"}) | ${fmt(ownRss)} B (≤ 2,048 B: ${ownRss <= 2_048 ? "met" : "**not met**"}) | ${fmt(med(c.eld), 2)} (${c.eld.map((v) => fmt(v, 2)).join(" / ")}) | ${fmt(med(c.eldRest), 2)} | ${fmt(med(p50s), 2)} | ${fmt(med(p99s), 2)} (${p99s.map((v) => fmt(v, 2)).join(" / ")}; < 10 ms: ${med(p99s) < 10 ? "met" : "**not met**"}) | ${all.length === 0 ? "n/a" : fmt(Math.max(...all), 2)} | ${srv.length === 0 ? "—" : `${fmt(percentile(srv, 50), 2)} / ${fmt(percentile(srv, 99), 2)}`} |`,
     );
   }
   const seconds = Math.round((Date.now() - started) / 1_000);
@@ -229,7 +243,9 @@ is its figure minus that one.
 ${rows.join("\n")}
 
 **Against the targets** (own share: conduit-mcp minus bare node:http with the tool's objects).
-Event-loop delay: \`monitorEventLoopDelay\` (5 ms resolution) over ${IDLE_S} s with every call held.
+Event-loop delay: \`monitorEventLoopDelay\` (5 ms resolution) over ${IDLE_S} s with every call held,
+and over ${IDLE_S} s on the same server at rest before; node's histogram counts the whole interval
+between its 5 ms samples, so an idle loop reads about 5 ms and the delay proper is the excess.
 Cancel → abort: ${CANCELS} random calls per round cancelled one at a time while the others
 stay held, from the client sending the 2025 \`notifications/cancelled\` POST (from the call's
 own address, on a fresh connection) or destroying the 2026 call's socket, to the tool's
@@ -237,8 +253,8 @@ own address, on a fresh connection) or destroying the 2026 call's socket, to the
 p50/p99 per round, medians over rounds; "server side" is from the cancel POST's arrival
 (node's \`request\` start) to the abort, pooled.
 
-| era | own heap per call | own RSS per call | ELD p99 ms while held (rounds) | cancel → abort p50 ms | cancel → abort p99 ms (rounds) | max ms | server side p50 / p99 ms |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| era | own heap per call | own RSS per call | ELD p99 ms while held (rounds) | ELD p99 ms at rest | cancel → abort p50 ms | cancel → abort p99 ms (rounds) | max ms | server side p50 / p99 ms |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 ${verdicts.join("\n")}
 
 - Command: \`npm run bench:scale:inflight\` (\`node --import tsx bench/scale-inflight.ts\`), ${seconds} s, under \`flock /work/wt/.heavy.lock\`

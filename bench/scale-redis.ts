@@ -9,6 +9,8 @@
  *   `completed`, `tasks/result` on node B;
  * - ask: the demo's `confirm` tool on node A in a session, its `elicitation/create` answered by a
  *   POST to node B (the reply crosses nodes);
+ * - short call in a session: `tools/call echo` with `Mcp-Session-Id` (a call shorter than
+ *   `shareAfterMs` costs nothing without a session; with one, the session is looked up);
  * and the nodes' idle cost (leases, janitors) per node and second, subtracted from each. The
  * figures feed the capacity model in docs/redis.md ("How many nodes one Redis carries").
  *
@@ -128,6 +130,21 @@ let nextId = 0;
 const call = (url: string, method: string, params: Record<string, unknown>) =>
   rpc(url, { id: `s${nextId++}`, method, params }, { ...MCP_HEADERS });
 
+async function sessionCall(a: string, session: string): Promise<void> {
+  const r = await rpc(
+    a,
+    {
+      id: `s${nextId++}`,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "x" } },
+    },
+    { ...MCP_HEADERS, ...sessionHeaders(session) },
+  );
+  if (r.status !== 200 || JSON.stringify(r.message).includes('"error"')) {
+    throw new Error(`session call answered ${r.status} ${JSON.stringify(r.message)}`);
+  }
+}
+
 async function longCall(a: string): Promise<void> {
   const r = await call(a, "tools/call", { name: "sleep", arguments: { ms: 300 } });
   if (r.status !== 200 || JSON.stringify(r.message).includes('"error"')) {
@@ -211,6 +228,10 @@ async function main(): Promise<void> {
       ["long call (2025-11-25 `tools/call sleep` 300 ms)", () => longCall(a)],
       ["task (create on A, `tasks/get` polls and `tasks/result` on B)", () => task(a, b)],
       ["ask (`elicitation/create` on A, answer POSTed to B)", () => ask(a, b, session)],
+      [
+        "short call in a session (2025-11-25 `tools/call echo` with `Mcp-Session-Id`)",
+        () => sessionCall(a, session),
+      ],
     ];
     for (const [label, run] of units) {
       const s0 = await snapshot(redis.port);
