@@ -253,6 +253,23 @@ own address, on a fresh connection) or destroying the 2026 call's socket, to the
 p50/p99 per round, medians over rounds; "server side" is from the cancel POST's arrival
 (node's \`request\` start) to the abort, pooled.
 
+What the own share is made of (heap snapshots of 1 000 held calls compared by kind, as
+\`npm run bench:heap -- --snapshot\` does): about 920 B are conduit-mcp's own per-call objects
+(\`HandlerCall\` 256, \`HttpExchange\` 176, \`RequestContext\` 152, \`NodeRequest\` 112,
+\`LocalRequestHandle\` 96, \`ToolInvocation\` 80, \`NodeResponse\` 48), about 240 B five more
+promises, 120 B the keep-alive timer (a 2026 call's upgrade to a stream after 15 s, a 2025
+stream's pings), and the rest the closures, contexts, arrays and boxed numbers that tie them
+together. Cut so far: the per-connection timer, callback and \`close\` listener of the
+silent-connection check (~400 B per held call; one timer now serves every connection) and, on
+2026-07-28 calls that never ask, the \`InputRound\`'s Map and object.
+
+Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
+\`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream
+with a first comment. Calls opened within a few seconds, as here, come due together: about
+10 000 writes in a burst, which shows as event-loop delay in the rounds whose window holds one,
+and a cancel that lands in a burst waits for it (the likely cause of a round whose p99 is far
+above the others'). Clients that arrive spread over time spread these writes too.
+
 | era | own heap per call | own RSS per call | ELD p99 ms while held (rounds) | ELD p99 ms at rest | cancel → abort p50 ms | cancel → abort p99 ms (rounds) | max ms | server side p50 / p99 ms |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 ${verdicts.join("\n")}
