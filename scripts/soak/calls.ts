@@ -18,10 +18,11 @@
 import { randomUUID } from "node:crypto";
 
 import { errorCode, resultText } from "./answer.js";
+import { planAsk, planAskModern } from "./ask-plans.js";
 import type { ChaosCluster } from "./cluster.js";
 import { type Exchange, exchange, type Running } from "./exchange.js";
 import type { Random } from "./random.js";
-import { planAsk, planListen, planTask } from "./stateful-plans.js";
+import { planListen, planTask } from "./stateful-plans.js";
 import type { Tally } from "./tally.js";
 import type { Timeline } from "./timeline.js";
 
@@ -44,6 +45,7 @@ export type PlanKind =
   | "session"
   | "task"
   | "ask"
+  | "ask-modern"
   | "listen";
 
 export interface LoadContext {
@@ -66,8 +68,9 @@ export async function runPlan(ctx: LoadContext): Promise<void> {
     ["disconnect", 0.1],
     ["session", 0.1],
     ["task", 0.12],
-    ["ask", 0.1],
-    ["listen", 0.08],
+    ["ask", 0.06],
+    ["ask-modern", 0.06],
+    ["listen", 0.06],
   ]);
   ctx.tally.note(`plan ${kind}`);
   try {
@@ -86,6 +89,8 @@ export async function runPlan(ctx: LoadContext): Promise<void> {
         return await planTask(ctx);
       case "ask":
         return await planAsk(ctx);
+      case "ask-modern":
+        return await planAskModern(ctx);
       case "listen":
         return await planListen(ctx);
     }
@@ -106,7 +111,7 @@ async function planComplete(ctx: LoadContext): Promise<void> {
   const call = newCall(ctx, era, pickNode(ctx), ctx.random.between(0, ctx.secrets.length - 1));
   const got = await startCall(ctx, call, ctx.random.between(100, 1_500)).done;
   if (!common(ctx, call, got)) return;
-  if (ownResult(got, call)) return ctx.tally.outcome("result");
+  if (ownResult(got, call)) return ctx.tally.outcome("call", "ok", "its own result");
   judgeFailure(ctx, call, got, [call.node], "complete call");
 }
 
@@ -140,9 +145,13 @@ async function planTwin(ctx: LoadContext): Promise<void> {
   judgeCancelled(ctx, canceller, judged, "twin canceller");
   if (!common(ctx, victim, victimGot)) return;
   if (ownResult(victimGot, victim))
-    return ctx.tally.outcome("result (twin: other tenant's cancel ignored)");
+    return ctx.tally.outcome(
+      "call",
+      "ok",
+      "its own result despite another tenant's cancel of its id (twin)",
+    );
   if (victimGot.responses.length === 1 && errorCode(victimGot.responses[0]) === CANCELLED) {
-    ctx.tally.outcome("cross-tenant cancel");
+    ctx.tally.outcome("call", "failed", "cross-tenant cancel");
     ctx.tally.violation("cross-tenant cancel", describe(victim, victimGot));
     return;
   }
@@ -158,10 +167,10 @@ async function planDisconnect(ctx: LoadContext): Promise<void> {
   clearTimeout(timer);
   if (!common(ctx, call, got)) return;
   if (got.ending === "destroyed" && got.responses.length === 0) {
-    return ctx.tally.outcome("disconnected by the client");
+    return ctx.tally.outcome("call", "ok", "disconnected by the client, nothing answered before");
   }
   if (got.responses.length > 0) {
-    ctx.tally.outcome("answer before the disconnect");
+    ctx.tally.outcome("call", "failed", "answer before the disconnect");
     ctx.tally.violation("answer before the disconnect", describe(call, got));
     return;
   }
@@ -209,6 +218,7 @@ async function planSession(ctx: LoadContext): Promise<void> {
   const delay = ctx.random.between(30, 800);
   const ms = delay + ctx.random.between(...UNCANCELLED_MS);
   let deletedAt = -1;
+  let lastDeleteAt = -1;
   const deletes: Promise<void>[] = [];
   const sendDelete = (node: number): Promise<number> =>
     exchange(
@@ -217,6 +227,7 @@ async function planSession(ctx: LoadContext): Promise<void> {
       { ...headers("2025", secret), "mcp-session-id": sessionId },
       null,
     ).done.then((d) => {
+      lastDeleteAt = performance.now();
       ctx.tally.note(`session DELETE → ${d.ending === "complete" ? d.status : d.ending}`);
       return d.status;
     });
@@ -244,16 +255,25 @@ async function planSession(ctx: LoadContext): Promise<void> {
   if (got.status === 404 && got.responses.length <= 1) {
     if (!common(ctx, call, got)) return;
     if (ctx.timeline.redisDisturbed(got.sentAt, got.endedAt)) {
-      return ctx.tally.outcome("session unknown on another node during a Redis outage (404)");
+      return ctx.tally.outcome(
+        "call",
+        "chaos",
+        "session unknown on another node during a Redis outage (404)",
+      );
     }
-    ctx.tally.outcome("session unknown (404)");
+    ctx.tally.outcome("call", "failed", "session unknown (404)");
     ctx.tally.violation("session unknown without an outage", describe(call, got));
     return;
   }
   judgeCancelled(
     ctx,
     call,
-    { got, firstCancelAt: deletedAt, cancelNodes: [deleteNode, initNode] },
+    {
+      got,
+      firstCancelAt: deletedAt,
+      lastCancelAt: lastDeleteAt,
+      cancelNodes: [deleteNode, initNode],
+    },
     "session call (DELETE)",
   );
 }
@@ -276,7 +296,7 @@ interface Call {
 
 function newCall(ctx: LoadContext, era: Era, node: number, tenant: number, id?: number): Call {
   const n = id ?? nextId++;
-  ctx.tally.started++;
+  ctx.tally.start("call");
   return {
     // Both JSON-RPC id kinds; unique per plan over the whole run.
     id: n % 2 === 0 ? n : `c-${n}`,
@@ -328,6 +348,8 @@ interface CancelStory {
   readonly got: Exchange;
   /** When the first cancel was sent (-1: never, the call ended first). */
   readonly firstCancelAt: number;
+  /** When the last cancel's answer came (-1: none came). */
+  readonly lastCancelAt: number;
   /** Every node a cancel went to. */
   readonly cancelNodes: readonly number[];
 }
@@ -347,6 +369,7 @@ async function cancelledCall(
   delay: number,
 ): Promise<CancelStory> {
   let firstCancelAt = -1;
+  let lastCancelAt = -1;
   const cancelNodes: number[] = [];
   const timers: NodeJS.Timeout[] = [];
   let ended = false;
@@ -367,6 +390,7 @@ async function cancelledCall(
       headers("2025", ctx.secrets[tenant] as string),
       body,
     ).done.then((answer) => {
+      lastCancelAt = performance.now();
       const status = answer.ending === "complete" ? String(answer.status) : answer.ending;
       ctx.tally.note(`cancel notification → ${status}`);
       if (answer.ending === "complete" && answer.status !== 202) {
@@ -403,7 +427,7 @@ async function cancelledCall(
       `cancel after the call's node died → ${late.ending === "complete" ? late.status : late.ending}`,
     );
   }
-  return { got, firstCancelAt, cancelNodes };
+  return { got, firstCancelAt, lastCancelAt, cancelNodes };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,7 +468,7 @@ function common(ctx: LoadContext, call: Call, got: Exchange): boolean {
     ctx.tally.violation("malformed answer", `${describe(call, got)}: ${got.problem}`);
     ok = false;
   }
-  if (!ok) ctx.tally.outcome("violation");
+  if (!ok) ctx.tally.outcome("call", "failed", "violation (see below)");
   return ok;
 }
 
@@ -468,43 +492,56 @@ function judgeFailure(
   what: string,
 ): void {
   const killed = nodes.some((n) => ctx.timeline.nodeKilled(n, got.sentAt, got.endedAt));
-  let kind: string;
-  if (got.ending === "refused" && killed) kind = "connection refused (node down)";
-  else if (got.ending === "broken" && killed) kind = "connection lost (node killed)";
-  // Destroyed by the hang bound (reported as "hung" already).
-  else if (got.ending === "destroyed") kind = "hung";
-  else {
-    kind =
+  if (got.ending === "refused" && killed) {
+    ctx.tally.outcome("call", "chaos", "connection refused (its node down)");
+  } else if (got.ending === "broken" && killed) {
+    ctx.tally.outcome("call", "chaos", "connection lost (its node killed)");
+  } else if (got.ending === "destroyed") {
+    // Destroyed by the hang bound (reported as "hung" already).
+    ctx.tally.outcome("call", "failed", "hung");
+  } else {
+    const kind =
       got.ending === "complete"
         ? "error answer without a kill"
         : `connection ${got.ending} without a kill`;
     ctx.tally.violation(`${what}: ${kind}`, describe(call, got));
+    ctx.tally.outcome("call", "failed", kind);
   }
-  ctx.tally.outcome(kind);
 }
 
 function judgeCancelled(ctx: LoadContext, call: Call, story: CancelStory, what: string): void {
   const { got, firstCancelAt, cancelNodes } = story;
+  // A cancel takes effect within CANCEL_EFFECT_MS of its answer, or it is sent again: the chaos
+  // must have met the cancels themselves, not merely the rest of the call's run.
+  const effectBy =
+    story.lastCancelAt < 0
+      ? got.endedAt
+      : Math.min(got.endedAt, story.lastCancelAt + CANCEL_EFFECT_MS);
   if (!common(ctx, call, got)) return;
   const answered = got.ending === "complete";
   if (answered && got.responses.length === 1 && errorCode(got.responses[0]) === CANCELLED) {
-    ctx.tally.outcome("cancelled (-32800)");
+    ctx.tally.outcome("call", "ok", "cancelled (-32800)");
   } else if (answered && got.responses.length === 0 && got.sse && got.status === 200) {
-    ctx.tally.outcome("cancelled (stream ended without a response)");
+    ctx.tally.outcome("call", "ok", "cancelled (stream ended without a response)");
   } else if (!ownResult(got, call)) {
     judgeFailure(ctx, call, got, [call.node], what);
   } else if (firstCancelAt < 0) {
-    ctx.tally.outcome("result (ended before its cancel was due)");
-  } else if (ctx.timeline.disturbed([call.node, ...cancelNodes], firstCancelAt, got.endedAt)) {
-    ctx.tally.outcome("result (cancel lost to a Redis outage or a kill)");
+    ctx.tally.outcome("call", "ok", "its own result (ended before its cancel was due)");
+  } else if (ctx.timeline.disturbed([call.node, ...cancelNodes], firstCancelAt, effectBy)) {
+    ctx.tally.outcome(
+      "call",
+      "chaos",
+      "its cross-node cancel lost to a Redis outage or a kill (it ended with its result)",
+      `call on node ${call.node}, cancels to nodes ${cancelNodes.join(",")} ${ctx.timeline.at(firstCancelAt)}–${ctx.timeline.at(effectBy)}; chaos: ${ctx.timeline.around(firstCancelAt, effectBy)}`,
+    );
     const nodes = [call.node, ...cancelNodes];
-    const killed = nodes.some((n) => ctx.timeline.nodeKilled(n, firstCancelAt, got.endedAt));
+    const killed = nodes.some((n) => ctx.timeline.nodeKilled(n, firstCancelAt, effectBy));
     const since = ctx.timeline.sinceRedisBack(firstCancelAt);
     if (!killed && Number.isFinite(since) && since > ctx.tally.maxLostAfterRedisBackMs) {
       ctx.tally.maxLostAfterRedisBackMs = since;
     }
   } else {
-    ctx.tally.outcome("result despite a cancel");
+    ctx.tally.outcome("call", "failed", "result despite a cancel");
     ctx.tally.violation(`${what}: cancel had no effect without any chaos`, describe(call, got));
   }
 }

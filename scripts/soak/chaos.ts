@@ -25,7 +25,7 @@ import { ChaosCluster } from "./cluster.js";
 import { exchange } from "./exchange.js";
 import { type Leftovers, pidOfNodeId, scanLeftovers } from "./leftovers.js";
 import { Random } from "./random.js";
-import { Tally } from "./tally.js";
+import { FAMILIES, type Family, Tally } from "./tally.js";
 import { REDIS_GRACE_MS, Timeline } from "./timeline.js";
 
 /** Largest heap growth (after full GCs) of the witness node between warm-up and the end. */
@@ -168,7 +168,6 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       baseline[0] !== undefined && end[0] !== undefined
         ? end[0].heapUsed / baseline[0].heapUsed - 1
         : Number.NaN;
-    const outcomes = [...tally.outcomes.entries()].sort((a, b) => b[1] - a[1]);
     const notes = [...tally.notes.entries()].sort((a, b) => a[0].localeCompare(b[0]));
     const stderr = cluster.slots.flatMap((s) => s.stderr);
     const unexpectedStderr = stderr.filter((line) => !EXPECTED_STDERR.test(line));
@@ -183,12 +182,12 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
         "load",
         `${loadSeconds.toFixed(1)} s after a ${settings.warmupS} s warm-up, ${settings.concurrency} concurrent plans, ${plans} plans`,
       ],
-      ["calls (started / with one outcome)", `${tally.started} / ${tally.settled}`],
+      ["work started / with one outcome", `${tally.started} / ${tally.settled}`],
       [
         "chaos events",
         `${timeline.count("node-kill")} node SIGKILLs (+ restart), ${timeline.count("redis-restart")} Redis restarts, ${timeline.count("redis-freeze")} Redis freezes`,
       ],
-      ...outcomes.map(([k, n]): [string, string] => [`  outcome: ${k}`, String(n)]),
+      ...FAMILIES.flatMap((family) => familyRows(tally, family)),
       ...notes.map(([k, n]): [string, string] => [`  ${k}`, String(n)]),
       [
         "latest lost cross-node cancel, after Redis was back",
@@ -296,6 +295,12 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
         JSON.stringify(afterStop),
       ],
     );
+    const failedWork = FAMILIES.reduce((n, f) => n + tally.verdicts(f).failed, 0);
+    checks.push([
+      "no work failed (every loss explained by a chaos event on the timeline)",
+      failedWork === 0,
+      FAMILIES.map((f) => `${f}: ${tally.verdicts(f).failed}`).join(", "),
+    ]);
     for (const [kind, v] of tally.violations) {
       checks.push([`no ${kind}`, false, `${v.count}: ${v.examples.join(" | ")}`]);
     }
@@ -321,6 +326,33 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       : `chaos soak: ${failed} invariant(s) violated`,
   );
   return failed === 0 ? 0 : 1;
+}
+
+/**
+ * The summary rows of one kind of work: started, then ok / lost to the chaos / failed, each with
+ * its reasons.
+ */
+function familyRows(tally: Tally, family: Family): [string, string][] {
+  const v = tally.verdicts(family);
+  const rows: [string, string][] = [
+    [
+      family === "call"
+        ? "calls (complete, cancel, twin, disconnect, session plans)"
+        : `${family}${family === "task" ? "s" : ""}`,
+      `${tally.startedBy.get(family) ?? 0} started: ${v.ok} ok, ${v.chaos} lost to chaos, ${v.failed} failed`,
+    ],
+  ];
+  const label = { ok: "ok", chaos: "lost to chaos", failed: "FAILED" } as const;
+  for (const verdict of ["ok", "chaos", "failed"] as const) {
+    for (const [what, n] of tally.reasons(family, verdict)) {
+      rows.push([`  ${label[verdict]}: ${what}`, String(n)]);
+      if (verdict === "ok") continue;
+      for (const e of tally.examples.get(`${family}|${verdict}|${what}`) ?? []) {
+        rows.push(["      e.g.", e]);
+      }
+    }
+  }
+  return rows;
 }
 
 /** Runs `concurrency` workers of plans for `seconds`; resolves the number of plans run. */

@@ -5,6 +5,10 @@
  * client that keeps using its address sees refused connections until it listens again.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -53,6 +57,12 @@ export class ChaosCluster {
   readonly timeline: Timeline;
   /** Processes this cluster killed or stopped on purpose. */
   private readonly intended = new Set<ChildProcess>();
+  /**
+   * The `--secret-file` every node shares (docs/asking-the-client.md: several nodes need the same
+   * keys), so a 2026-07-28 retry may carry its requestState to any node.
+   */
+  private readonly secretDir = mkdtempSync(join(tmpdir(), "conduit-chaos-"));
+  private readonly secretFile = join(this.secretDir, "secrets");
 
   constructor(options: ClusterOptions, timeline: Timeline) {
     this.options = options;
@@ -60,6 +70,7 @@ export class ChaosCluster {
   }
 
   async start(): Promise<void> {
+    writeFileSync(this.secretFile, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
     this.redis = await startRedisServer({ port: await stablePort() });
     for (let i = 0; i < this.options.nodes; i++) {
       this.slots.push({
@@ -181,6 +192,7 @@ export class ChaosCluster {
       slot.alive = false;
     }
     await this.redis?.stop();
+    rmSync(this.secretDir, { recursive: true, force: true });
   }
 
   private async launch(slot: NodeSlot): Promise<void> {
@@ -204,6 +216,8 @@ export class ChaosCluster {
       "--row-ttl-ms",
       String(this.options.rowTtlMs),
       "--sessions",
+      "--secret-file",
+      this.secretFile,
       // The soak's tenants are well-behaved: the per-scope bounds (another test's subject) are
       // lifted so a refusal never hides a lost outcome.
       "--max-rows",

@@ -53,6 +53,14 @@ export class Timeline {
     );
   }
 
+  /**
+   * A Redis restart (it comes back empty: persistence is off) that began within [from, to]:
+   * what can lose a record written before it (a finished task, a session).
+   */
+  redisRestarted(from: number, to: number): boolean {
+    return this.events.some((e) => e.kind === "redis-restart" && e.from >= from && e.from <= to);
+  }
+
   /** Any disturbance of Redis or of one of `nodes` meeting [from, to]. */
   disturbed(nodes: readonly number[], from: number, to: number): boolean {
     return this.redisDisturbed(from, to) || nodes.some((n) => this.nodeKilled(n, from, to));
@@ -69,6 +77,28 @@ export class Timeline {
       since = Math.min(since, Math.max(0, at - e.to));
     }
     return since;
+  }
+
+  /** When the timeline began (the first plan's clock): the report's times are relative to it. */
+  readonly origin = performance.now();
+
+  /** `t` in seconds since the start, for the report. */
+  at(t: number): string {
+    return `${((t - this.origin) / 1_000).toFixed(2)} s`;
+  }
+
+  /** The disturbances whose window (with its grace) meets [from, to], for an example. */
+  around(from: number, to: number): string {
+    const met = this.events.filter((e) => {
+      const grace = e.kind === "node-kill" ? NODE_GRACE_MS : REDIS_GRACE_MS;
+      return e.from <= to && e.to + grace >= from;
+    });
+    return met
+      .map(
+        (e) =>
+          `${e.kind}${e.node === undefined ? "" : ` node ${e.node}`} ${this.at(e.from)}–${Number.isFinite(e.to) ? this.at(e.to) : "…"}`,
+      )
+      .join(", ");
   }
 
   count(kind: Disturbance["kind"]): number {
