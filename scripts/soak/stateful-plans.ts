@@ -132,7 +132,14 @@ export async function planTask(ctx: LoadContext): Promise<void> {
   });
   const t = ctx.timeline;
   const history = polls.map(([what, n]) => (n === 1 ? what : `${what} ×${n}`)).join(", ");
-  const story = `made on node ${node} at ${t.at(created.sentAt)}–${t.at(created.endedAt)} to work ${ms} ms, polls: ${history}, tasks/result on node ${fetched.node} ${result.ending} HTTP ${result.status} code ${errorCode(result.responses[0] ?? {})} at ${t.at(result.sentAt)}; chaos: ${t.around(created.sentAt, result.endedAt)}`;
+  const restart = t.events.find(
+    (e) => e.kind === "redis-restart" && e.from >= created.sentAt && e.from <= result.endedAt,
+  );
+  const margin =
+    restart === undefined
+      ? ""
+      : ` (first Redis restart ${(restart.from - (created.sentAt + ms)).toFixed(0)} ms after its planned end)`;
+  const story = `made on node ${node} at ${t.at(created.sentAt)}–${t.at(created.endedAt)} to work ${ms} ms${margin}, polls: ${history}, tasks/result on node ${fetched.node} ${result.ending} HTTP ${result.status} code ${errorCode(result.responses[0] ?? {})} at ${t.at(result.sentAt)}; chaos: ${t.around(created.sentAt, result.endedAt)}`;
   if (reason !== null) return ctx.tally.outcome(F, "chaos", reason, story);
   ctx.tally.outcome(F, "failed", "lost without chaos", story);
   ctx.tally.violation(
