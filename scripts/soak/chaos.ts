@@ -190,6 +190,14 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       ...FAMILIES.flatMap((family) => familyRows(tally, family)),
       ...notes.map(([k, n]): [string, string] => [`  ${k}`, String(n)]),
       [
+        "answered twice / someone else's result / cross-tenant effects / hung",
+        [/twice|after the response/, /someone else/, /cross-tenant/, /hung/]
+          .map((re) =>
+            [...tally.violations].reduce((n, [kind, v]) => n + (re.test(kind) ? v.count : 0), 0),
+          )
+          .join(" / "),
+      ],
+      [
         "latest lost cross-node cancel, after Redis was back",
         `${tally.maxLostAfterRedisBackMs.toFixed(0)} ms (judged lost to the outage up to ${REDIS_GRACE_MS} ms)`,
       ],
