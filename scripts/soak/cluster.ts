@@ -128,6 +128,7 @@ export class ChaosCluster {
     const event = this.timeline.open("redis-restart");
     try {
       await this.redis.pause();
+      event.down = performance.now();
       await new Promise((resolve) => setTimeout(resolve, downMs));
       for (let attempt = 1; ; attempt++) {
         try {

@@ -78,6 +78,8 @@ export async function planTask(ctx: LoadContext): Promise<void> {
   const polls: [string, number][] = [];
   /** When the last poll that read `working` was sent: the task had not finished before. */
   let lastWorkingAt = 0;
+  /** When the first poll that found no such task was sent (-1: none did). */
+  let firstGoneAt = -1;
   const deadline = performance.now() + TASK_DEADLINE_MS;
   while (performance.now() < deadline) {
     const got = await exchange(
@@ -89,6 +91,7 @@ export async function planTask(ctx: LoadContext): Promise<void> {
     const seen = (firstResponse(got)?.result as { status?: unknown } | undefined)?.status;
     if (typeof seen === "string") status = seen;
     if (seen === "working") lastWorkingAt = got.sentAt;
+    if (firstGoneAt < 0 && errorCode(got.responses[0] ?? {}) === -32602) firstGoneAt = got.sentAt;
     const read =
       typeof seen === "string"
         ? seen
@@ -126,19 +129,18 @@ export async function planTask(ctx: LoadContext): Promise<void> {
     node,
     ms,
     lastWorkingAt,
+    firstGoneAt,
     result,
     resultNode: fetched.node,
     status,
   });
   const t = ctx.timeline;
   const history = polls.map(([what, n]) => (n === 1 ? what : `${what} ×${n}`)).join(", ");
-  const restart = t.events.find(
-    (e) => e.kind === "redis-restart" && e.from >= created.sentAt && e.from <= result.endedAt,
-  );
+  const restart = t.lastRestart(created.sentAt, firstGoneAt >= 0 ? firstGoneAt : result.sentAt);
   const margin =
     restart === undefined
       ? ""
-      : ` (first Redis restart ${(restart.from - (created.sentAt + ms)).toFixed(0)} ms after its planned end)`;
+      : ` (Redis stopped for a restart ${(restart.from - (created.sentAt + ms)).toFixed(0)} ms and exited ${((restart.down ?? restart.to) - (created.sentAt + ms)).toFixed(0)} ms after its planned end)`;
   const story = `made on node ${node} at ${t.at(created.sentAt)}–${t.at(created.endedAt)} to work ${ms} ms${margin}, polls: ${history}, tasks/result on node ${fetched.node} ${result.ending} HTTP ${result.status} code ${errorCode(result.responses[0] ?? {})} at ${t.at(result.sentAt)}; chaos: ${t.around(created.sentAt, result.endedAt)}`;
   if (reason !== null) return ctx.tally.outcome(F, "chaos", reason, story);
   ctx.tally.outcome(F, "failed", "lost without chaos", story);
@@ -156,6 +158,7 @@ function lostTask(
     node: number;
     ms: number;
     lastWorkingAt: number;
+    firstGoneAt: number;
     result: {
       sentAt: number;
       endedAt: number;
@@ -191,14 +194,20 @@ function lostTask(
   // Gone from a Redis restarted empty: its finished record is lost with Redis (docs/redis.md,
   // "Tasks": what no node holds is gone). A task still running when Redis went away is held by
   // its node and written again when Redis is back, so only its node's death may lose it then.
-  if (code === -32602 && timeline.redisRestarted(from, result.endedAt)) {
-    // It cannot have finished before its planned work nor before a poll that read `working`.
-    const finishedNotBefore = Math.max(at.created.sentAt + at.ms, at.lastWorkingAt);
-    if (timeline.redisRestarted(finishedNotBefore, result.endedAt)) {
-      return "record gone: Redis restarted empty after it could have finished";
-    }
-    if (timeline.nodeKilled(at.node, from, result.endedAt)) {
-      return "record gone: Redis restarted empty while it ran, and its node killed";
+  // The restart that lost it is the last one before a read first found it gone; the task had
+  // finished in time only if it could have before that Redis process exited.
+  if (code === -32602) {
+    const goneBy = at.firstGoneAt >= 0 ? at.firstGoneAt : result.sentAt;
+    const wiper = timeline.lastRestart(from, goneBy);
+    if (wiper !== undefined) {
+      // It cannot have finished before its planned work nor before a poll that read `working`.
+      const finishedNotBefore = Math.max(at.created.sentAt + at.ms, at.lastWorkingAt);
+      if (finishedNotBefore < (wiper.down ?? wiper.to)) {
+        return "record gone: Redis restarted empty after it could have finished";
+      }
+      if (timeline.nodeKilled(at.node, from, result.endedAt)) {
+        return "record gone: Redis restarted empty while it ran, and its node killed";
+      }
     }
   }
   return null;

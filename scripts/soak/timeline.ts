@@ -14,6 +14,11 @@ export interface Disturbance {
   readonly node?: number;
   readonly from: number;
   to: number;
+  /**
+   * A Redis restart: when the stopped process had exited. A write Redis acknowledged before then
+   * may still be lost with it (it comes back empty); none after.
+   */
+  down?: number;
 }
 
 /** Time after Redis answers again during which cross-node effects may still be missing. */
@@ -77,6 +82,11 @@ export class Timeline {
       since = Math.min(since, Math.max(0, at - e.to));
     }
     return since;
+  }
+
+  /** The last Redis restart that began within [from, to), if any. */
+  lastRestart(from: number, to: number): Disturbance | undefined {
+    return this.events.findLast((e) => e.kind === "redis-restart" && e.from >= from && e.from < to);
   }
 
   /** When the timeline began (the first plan's clock): the report's times are relative to it. */
