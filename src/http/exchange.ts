@@ -17,6 +17,7 @@
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ScopeLimiter } from "../protocol/asking/index.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
+import { type KeepAliveClock, sharedClock } from "./keep-alive-clock.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
@@ -110,7 +111,8 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private disconnected = false;
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
-  private keepAlive: NodeJS.Timeout | undefined;
+  /** The keep-alive clock this exchange waits in (upgrade while pending, pings once a stream). */
+  private keepAlive: KeepAliveClock<HttpExchange> | null = null;
   /** What the request holds (see {@link hold}); `limits` null once given back. */
   private limits: ExchangeLimits | null = null;
   private origin = "";
@@ -247,10 +249,9 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
 
   /** Arms the keep-alive timer of {@link keepAliveWhilePending} (from {@link armLater}). */
   armKeepAlive(): void {
-    if (this.state !== PENDING || this.keepAlive !== undefined) return;
-    const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
-    timer.unref();
-    this.keepAlive = timer;
+    if (this.state !== PENDING || this.keepAlive !== null) return;
+    this.keepAlive = sharedClock("upgrade", this.keepAliveMs, false, upgradeExchange);
+    this.keepAlive.add(this);
   }
 
   /** Opens the stream of a call still waiting, with a first keep-alive (timer callback). */
@@ -295,18 +296,20 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.target.writeHead(200, headers);
     this.target.flushHeaders();
     this.state = STREAMING;
+    // A call that asked for a stream before its upgrade came due leaves the upgrade clock.
+    this.keepAlive?.remove(this);
+    this.keepAlive = null;
     if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
-      const timer = setInterval(pingExchange, this.keepAliveMs, this);
-      timer.unref();
-      this.keepAlive = timer;
+      this.keepAlive = sharedClock("ping", this.keepAliveMs, true, pingExchange);
+      this.keepAlive.add(this);
     }
   }
 
   private finish(status: number): void {
     this.state = DONE;
-    if (this.keepAlive !== undefined) {
-      clearInterval(this.keepAlive);
-      this.keepAlive = undefined;
+    if (this.keepAlive !== null) {
+      this.keepAlive.remove(this);
+      this.keepAlive = null;
     }
     this.wake();
     this.recorder?.(this.method, status, this.startedAt);

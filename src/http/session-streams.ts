@@ -8,6 +8,7 @@
  * network drop is not locked out. Keep-alive comments keep proxies from reaping an idle stream;
  * a client that does not read is cut once `maxBufferedBytes` wait for it; a hang-up frees all.
  */
+import { KeepAliveClock } from "./keep-alive-clock.js";
 import type { CloseSignal, ResponseTarget } from "./transport.js";
 
 const KEEP_ALIVE = ": keepalive\n\n";
@@ -22,7 +23,6 @@ export interface SessionStreamsOptions {
 
 class SessionStream {
   readonly target: ResponseTarget;
-  timer: NodeJS.Timeout | undefined;
   /** Gives back what the stream holds (its scope's stream unit); called once. */
   onEnd: (() => void) | null;
   constructor(target: ResponseTarget, onEnd: (() => void) | null) {
@@ -43,12 +43,15 @@ class SessionStream {
  */
 export class SessionStreams {
   private readonly streams = new Map<string, SessionStream>();
-  private readonly keepAliveMs: number;
   private readonly maxBufferedBytes: number;
+  /** One timer pings every open stream (null without keep-alives). */
+  private readonly pings: KeepAliveClock<SessionStream> | null;
 
   constructor(options: SessionStreamsOptions) {
-    this.keepAliveMs = options.keepAliveMs;
     this.maxBufferedBytes = options.maxBufferedBytes;
+    const ms = options.keepAliveMs;
+    this.pings =
+      ms > 0 && ms !== Number.POSITIVE_INFINITY ? new KeepAliveClock(ms, true, ping) : null;
   }
 
   /** Open streams. */
@@ -83,10 +86,7 @@ export class SessionStreams {
     });
     target.flushHeaders();
     this.streams.set(sessionId, stream);
-    if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
-      stream.timer = setInterval(ping, this.keepAliveMs, stream);
-      stream.timer.unref();
-    }
+    this.pings?.add(stream);
     closed.onClose(() => this.forget(sessionId, stream));
   }
 
@@ -125,8 +125,7 @@ export class SessionStreams {
   }
 
   private forget(sessionId: string, stream: SessionStream): void {
-    if (stream.timer !== undefined) clearInterval(stream.timer);
-    stream.timer = undefined;
+    this.pings?.remove(stream);
     if (this.streams.get(sessionId) === stream) this.streams.delete(sessionId);
     const onEnd = stream.onEnd;
     stream.onEnd = null;
