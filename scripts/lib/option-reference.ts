@@ -9,9 +9,11 @@ import { z } from "zod";
 import { CLI_FLAGS, type CliFlag, flagSpelling } from "../../src/cli/flags.js";
 import { listOptions, type OptionEntry } from "../../src/option-schema.js";
 import {
+  CANCELLATION_STORE_OPTIONS,
   CHANGE_FEED_OPTIONS,
   RATE_LIMIT_STORE_OPTIONS,
   REPLY_BUS_OPTIONS,
+  TASK_STORE_OPTIONS,
 } from "../../src/redis/redis-option-declarations.js";
 import {
   FLAT_ALIASES,
@@ -55,6 +57,17 @@ export function optionSections(): Section[] {
       entries: listOptions(z.object(SESSION_OPTIONS), "sessions."),
     },
     {
+      heading: "`RedisCancellationStore` options (`conduit-mcp/redis`)",
+      intro:
+        "`new RedisCancellationStore({ … })`: cancellation rows, in-flight entries and cross-node cancels (a `CancellationRegistry`'s `store`).",
+      entries: listOptions(z.object(CANCELLATION_STORE_OPTIONS)),
+    },
+    {
+      heading: "`RedisTaskStore` options (`conduit-mcp/redis`)",
+      intro: "`new RedisTaskStore({ … })`: the tasks of every node (`tasks.store`).",
+      entries: listOptions(z.object(TASK_STORE_OPTIONS)),
+    },
+    {
       heading: "`RedisReplyBus` options (`conduit-mcp/redis`)",
       intro:
         "`new RedisReplyBus({ … })`: clients' answers to 2025-era asks, carried to the node that asked.",
@@ -82,8 +95,9 @@ export function renderOptionsPage(): string {
     "",
     "# Options reference",
     "",
-    "Every option of `createMcpServer`, and of the Redis reply bus, change feed and rate-limit",
-    "store (`conduit-mcp/redis`), with what it accepts and its default. Every option but a",
+    "Every option of `createMcpServer`, and of the Redis cancellation store, task store, reply",
+    "bus, change feed and rate-limit store (`conduit-mcp/redis`), with what it accepts and its",
+    "default. Every option but a",
     "store's `redis` is optional, and each is checked when the server or the store is created: a",
     "bad value throws `InvalidOptionError` (`CONDUIT_ERR_INVALID_OPTION`) naming the option. A",
     "delay handed to a timer is at most 2^31 − 1 ms (2147483647).",

@@ -8,7 +8,24 @@
 import type { Cluster, Redis } from "ioredis";
 import { z } from "zod";
 
-import { customOption, OPTION, option, readOptions } from "../option-schema.js";
+import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../cancellation/index.js";
+import { InvalidOptionError } from "../errors.js";
+import {
+  customOption,
+  integerBetween,
+  MAX_TIMER_MS,
+  OPTION,
+  option,
+  readOptions,
+} from "../option-schema.js";
+import {
+  DEFAULT_MAX_TASK_BYTES,
+  DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
+  DEFAULT_MAX_TASK_RESULT_BYTES,
+  DEFAULT_MAX_TASKS,
+  DEFAULT_MAX_TASKS_PER_SCOPE,
+} from "../tasks/index.js";
+import { readNodeId } from "./connection/node-id.js";
 import { readPrefix } from "./key-layout.js";
 
 /** The outage logger every store defaults to. */
@@ -87,6 +104,101 @@ export const RATE_LIMIT_STORE_OPTIONS = {
   logger,
 };
 
+/** Default of `shareAfterMs`: calls finishing within tens of ms need no cross-node sharing. */
+export const DEFAULT_SHARE_AFTER_MS = 50;
+
+/**
+ * What both node stores (cancellation, tasks) declare alike, after their own options (so those
+ * are checked first, before a connection is made). Read by connection/node-store-setup.ts.
+ */
+const NODE_STORE_OPTIONS = {
+  redis: redis(
+    "A Redis URL (the store then owns its connection, configured to fail fast), or an ioredis client you own (prefer `enableOfflineQueue: false`; one created with `lazyConnect` is connected by the store).",
+  ),
+  prefix: prefix("Key prefix, part of every hash tag."),
+  leaseMs: option(integerBetween(3, MAX_TIMER_MS), {
+    default: 15_000,
+    description:
+      "This node's lease, renewed every `leaseMs / 3`; once it lapses, other nodes deal with what this node left (its in-flight entries, its running tasks).",
+  }),
+  commandTimeoutMs: commandTimeoutMs(
+    1_000,
+    "Upper bound on one Redis call before it counts as an outage.",
+  ),
+  clock: option(OPTION.clock, {
+    default: undefined,
+    shown: "Redis's `TIME`",
+    description:
+      "For tests only: a time source in ms that replaces Redis's `TIME` in every script (one clock for all nodes otherwise).",
+  }),
+  logger: option(OPTION.logger, {
+    default: warn,
+    shown: "`console.warn`",
+    description: "Receives the one line per outage (and script faults).",
+  }),
+  nodeId: customOption<string>({
+    accepts: "1 to 128 printable ASCII characters, no spaces",
+    default: "`<host>-<pid>-<random>`",
+    description: "This node's id in its lease (and the `owner` of the tasks it creates).",
+    read: (value) => readNodeId(value),
+  }),
+  shards: option(integerBetween(1, 1_024), {
+    default: undefined,
+    shown: "1 on a single Redis, 16 on a Cluster",
+    description:
+      "Key-space shards, each under its own hash tag; a scope lives in one. With more than one shard, the global caps are enforced per shard as `floor(cap / shards)`.",
+  }),
+};
+
+/** What `new RedisCancellationStore({ … })` declares. */
+export const CANCELLATION_STORE_OPTIONS = {
+  maxRows: option(OPTION.positiveLimit, {
+    default: DEFAULT_MAX_ROWS,
+    description: "Global cap on cancellation rows (`Infinity` disables).",
+  }),
+  maxRowsPerScope: option(OPTION.positiveLimit, {
+    default: DEFAULT_MAX_ROWS_PER_SCOPE,
+    description: "Rows one scope may hold (`Infinity` disables).",
+  }),
+  catchUpLength: option(OPTION.positiveInteger, {
+    default: 1_000,
+    description:
+      "Cross-node cancels kept per shard for a node whose subscriber reconnects (approximate, Redis `MAXLEN ~`).",
+  }),
+  shareAfterMs: option(integerBetween(0, 60_000), {
+    default: DEFAULT_SHARE_AFTER_MS,
+    description:
+      "How long a call runs on this node before its in-flight entry is written to Redis, in ms; a call that ends sooner costs no Redis round trip. 0 writes every entry at once (docs/redis.md).",
+  }),
+  ...NODE_STORE_OPTIONS,
+};
+
+/** What `new RedisTaskStore({ … })` declares. */
+export const TASK_STORE_OPTIONS = {
+  maxTasksPerScope: option(OPTION.positiveLimit, {
+    default: DEFAULT_MAX_TASKS_PER_SCOPE,
+    description: "Tasks one bucket may hold (`Infinity` disables).",
+  }),
+  maxTasks: option(OPTION.positiveLimit, {
+    default: DEFAULT_MAX_TASKS,
+    description: "Global cap on tasks (`Infinity` disables), enforced per shard.",
+  }),
+  maxResultBytes: option(OPTION.positiveInteger, {
+    default: DEFAULT_MAX_TASK_RESULT_BYTES,
+    description: "Largest result or error, in UTF-8 bytes of its JSON text.",
+  }),
+  maxTaskBytesPerScope: option(OPTION.positiveLimit, {
+    default: DEFAULT_MAX_TASK_BYTES_PER_SCOPE,
+    description:
+      "Bytes of results, errors, input requests and status messages one bucket's tasks may hold (`Infinity` disables); per shard with more than one.",
+  }),
+  maxTaskBytes: option(OPTION.positiveLimit, {
+    default: DEFAULT_MAX_TASK_BYTES,
+    description: "Bytes of every task together (`Infinity` disables), enforced per shard.",
+  }),
+  ...NODE_STORE_OPTIONS,
+};
+
 /** The options every store above reads the same way, as read. */
 export interface StoreSettings {
   readonly redis: Redis | Cluster | string;
@@ -95,9 +207,26 @@ export interface StoreSettings {
   readonly logger: (message: string) => void;
 }
 
+/** What both node stores read alike (connection/node-store-setup.ts opens the store with it). */
+export interface NodeStoreSettings extends StoreSettings {
+  readonly leaseMs: number;
+  readonly clock: (() => number) | undefined;
+  readonly nodeId: string;
+  /** Undefined: 16 on a Cluster, 1 on a single Redis (known once the connection is made). */
+  readonly shards: number | undefined;
+}
+
 const REPLY_BUS = z.object(REPLY_BUS_OPTIONS);
 const CHANGE_FEED = z.object(CHANGE_FEED_OPTIONS);
 const RATE_LIMIT_STORE = z.object(RATE_LIMIT_STORE_OPTIONS);
+const CANCELLATION_STORE = z.object(CANCELLATION_STORE_OPTIONS);
+const TASK_STORE = z.object(TASK_STORE_OPTIONS);
+
+/** A store's options: an object (absent is refused too: `redis` is required), read as declared. */
+function readStoreOptions(schema: z.ZodObject, options: unknown): Record<string, unknown> {
+  if (options === undefined) throw new InvalidOptionError("options", "an object", options);
+  return readOptions(schema, options);
+}
 
 /**
  * A `RedisReplyBus`'s options, checked and defaulted.
@@ -107,7 +236,7 @@ const RATE_LIMIT_STORE = z.object(RATE_LIMIT_STORE_OPTIONS);
 export function readReplyBusOptions(
   options: unknown,
 ): StoreSettings & { readonly maxMessageBytes: number } {
-  return readOptions(REPLY_BUS, options) as unknown as StoreSettings & {
+  return readStoreOptions(REPLY_BUS, options) as unknown as StoreSettings & {
     readonly maxMessageBytes: number;
   };
 }
@@ -118,7 +247,7 @@ export function readReplyBusOptions(
  * @throws InvalidOptionError naming the first refused option.
  */
 export function readChangeFeedOptions(options: unknown): StoreSettings {
-  return readOptions(CHANGE_FEED, options) as unknown as StoreSettings;
+  return readStoreOptions(CHANGE_FEED, options) as unknown as StoreSettings;
 }
 
 /**
@@ -129,7 +258,44 @@ export function readChangeFeedOptions(options: unknown): StoreSettings {
 export function readRateLimitStoreOptions(
   options: unknown,
 ): StoreSettings & { readonly maxBuckets: number } {
-  return readOptions(RATE_LIMIT_STORE, options) as unknown as StoreSettings & {
+  return readStoreOptions(RATE_LIMIT_STORE, options) as unknown as StoreSettings & {
     readonly maxBuckets: number;
   };
+}
+
+/**
+ * A `RedisCancellationStore`'s options, checked and defaulted.
+ *
+ * @throws InvalidOptionError naming the first refused option.
+ */
+export function readCancellationStoreOptions(options: unknown): NodeStoreSettings & {
+  readonly maxRows: number;
+  readonly maxRowsPerScope: number;
+  readonly catchUpLength: number;
+  readonly shareAfterMs: number;
+} {
+  return readStoreOptions(CANCELLATION_STORE, options) as unknown as NodeStoreSettings & {
+    readonly maxRows: number;
+    readonly maxRowsPerScope: number;
+    readonly catchUpLength: number;
+    readonly shareAfterMs: number;
+  };
+}
+
+/**
+ * A `RedisTaskStore`'s options, checked and defaulted.
+ *
+ * @throws InvalidOptionError naming the first refused option.
+ */
+export function readTaskStoreOptions(options: unknown): NodeStoreSettings & TaskStoreBounds {
+  return readStoreOptions(TASK_STORE, options) as unknown as NodeStoreSettings & TaskStoreBounds;
+}
+
+/** A task store's bounds, as read. */
+export interface TaskStoreBounds {
+  readonly maxTasksPerScope: number;
+  readonly maxTasks: number;
+  readonly maxResultBytes: number;
+  readonly maxTaskBytesPerScope: number;
+  readonly maxTaskBytes: number;
 }

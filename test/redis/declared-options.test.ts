@@ -1,4 +1,5 @@
-// The Redis reply bus, change feed and rate-limit store read their options with the declared
+// The Redis cancellation store, task store, reply bus, change feed and rate-limit store read their
+// options with the declared
 // schemas of src/redis/redis-option-declarations.ts: a bad value throws InvalidOptionError at
 // construction naming the option (before any connection is made, so nothing is left open), and
 // each store uses the declared default of an option it is not given.
@@ -7,11 +8,19 @@ import { describe, it } from "node:test";
 import { z } from "zod";
 import { InvalidOptionError } from "../../src/errors.js";
 import { listOptions } from "../../src/option-schema.js";
-import { RedisChangeFeed, RedisRateLimitStore, RedisReplyBus } from "../../src/redis/index.js";
 import {
+  RedisCancellationStore,
+  RedisChangeFeed,
+  RedisRateLimitStore,
+  RedisReplyBus,
+  RedisTaskStore,
+} from "../../src/redis/index.js";
+import {
+  CANCELLATION_STORE_OPTIONS,
   CHANGE_FEED_OPTIONS,
   RATE_LIMIT_STORE_OPTIONS,
   REPLY_BUS_OPTIONS,
+  TASK_STORE_OPTIONS,
 } from "../../src/redis/redis-option-declarations.js";
 
 /** A URL nothing listens on: the stores are never meant to connect here. */
@@ -25,6 +34,36 @@ const STORES: ReadonlyArray<{
   readonly shape: z.ZodRawShape;
   readonly bad: ReadonlyArray<readonly [string, unknown]>;
 }> = [
+  {
+    name: "RedisCancellationStore",
+    make: (options) => new RedisCancellationStore(options as never),
+    shape: CANCELLATION_STORE_OPTIONS,
+    bad: [
+      ["maxRows", 0],
+      ["maxRowsPerScope", 1.5],
+      ["catchUpLength", 0],
+      ["shareAfterMs", 60_001],
+      ["leaseMs", 2],
+      ["nodeId", "has space"],
+      ["clock", 5],
+      ["shards", 1_025],
+    ],
+  },
+  {
+    name: "RedisTaskStore",
+    make: (options) => new RedisTaskStore(options as never),
+    shape: TASK_STORE_OPTIONS,
+    bad: [
+      ["maxTasksPerScope", 0],
+      ["maxTasks", -1],
+      ["maxResultBytes", Number.POSITIVE_INFINITY],
+      ["maxTaskBytesPerScope", "1"],
+      ["maxTaskBytes", 0.5],
+      ["leaseMs", 2],
+      ["nodeId", ""],
+      ["shards", 0],
+    ],
+  },
   {
     name: "RedisReplyBus",
     make: (options) => new RedisReplyBus(options as never),
@@ -69,10 +108,12 @@ describe("Redis store options, declared", () => {
           `${store.name} ${option}=${String(value)}`,
         );
       }
-      assert.throws(
-        () => store.make(null as never),
-        (error: unknown) => error instanceof InvalidOptionError && error.option === "options",
-      );
+      for (const options of [null, undefined, "redis://127.0.0.1:1"]) {
+        assert.throws(
+          () => store.make(options as never),
+          (error: unknown) => error instanceof InvalidOptionError && error.option === "options",
+        );
+      }
     });
 
     it(`${store.name} declares every option with a description and a default`, () => {

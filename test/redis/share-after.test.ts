@@ -10,8 +10,8 @@ import { after, before, describe, it } from "node:test";
 import { CancellationRegistry } from "../../src/cancellation/registry.js";
 import type { RequestHandle } from "../../src/cancellation/types.js";
 import { processCancelledNotification } from "../../src/protocol/calls/cancelled-notification.js";
-import { DEFAULT_SHARE_AFTER_MS } from "../../src/redis/cancellation/redis-cancellation-store.js";
 import { RedisCancellationStore } from "../../src/redis/index.js";
+import { DEFAULT_SHARE_AFTER_MS } from "../../src/redis/redis-option-declarations.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
 import { Fixture, freshPrefix, sleep } from "./helpers.js";
 

@@ -18,14 +18,18 @@ import {
 } from "../../scripts/lib/option-reference.js";
 import { CLI_FLAGS, type CliFlag } from "../../src/cli/flags.js";
 import type {
+  RedisCancellationStoreOptions,
   RedisChangeFeedOptions,
   RedisRateLimitStoreOptions,
   RedisReplyBusOptions,
+  RedisTaskStoreOptions,
 } from "../../src/redis/index.js";
 import type {
+  CANCELLATION_STORE_OPTIONS,
   CHANGE_FEED_OPTIONS,
   RATE_LIMIT_STORE_OPTIONS,
   REPLY_BUS_OPTIONS,
+  TASK_STORE_OPTIONS,
 } from "../../src/redis/redis-option-declarations.js";
 import type {
   DeprecatedFlatOptions,
@@ -65,7 +69,9 @@ const sameMembers: [
   Same<keyof RedisReplyBusOptions, Members<typeof REPLY_BUS_OPTIONS>>,
   Same<keyof RedisChangeFeedOptions, Members<typeof CHANGE_FEED_OPTIONS>>,
   Same<keyof RedisRateLimitStoreOptions, Members<typeof RATE_LIMIT_STORE_OPTIONS>>,
-] = [true, true, true, true, true, true, true, true, true, true];
+  Same<keyof RedisCancellationStoreOptions, Members<typeof CANCELLATION_STORE_OPTIONS>>,
+  Same<keyof RedisTaskStoreOptions, Members<typeof TASK_STORE_OPTIONS>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 
 describe("option reference", () => {
   it("every public options type matches its declared schema", () => {

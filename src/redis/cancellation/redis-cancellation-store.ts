@@ -11,7 +11,6 @@
 
 import type { Cluster, Redis } from "ioredis";
 
-import { DEFAULT_MAX_ROWS, DEFAULT_MAX_ROWS_PER_SCOPE } from "../../cancellation/memory-store.js";
 import type {
   CancellationRow,
   CancellationStore,
@@ -19,8 +18,7 @@ import type {
   RecordOutcome,
   RemoteCancellation,
 } from "../../cancellation/types.js";
-import { type CancellationSource, InvalidOptionError, StoreClosedError } from "../../errors.js";
-import { integerBetween, OPTION, readOption } from "../../option-schema.js";
+import { type CancellationSource, StoreClosedError } from "../../errors.js";
 import type { Reachability } from "../../reachability.js";
 import { readyWithin } from "../connection/bounded.js";
 import type { RedisClient, RedisConnection } from "../connection/connection.js";
@@ -28,6 +26,7 @@ import { openNodeStore } from "../connection/node-store-setup.js";
 import type { OutageMonitor } from "../connection/outage-monitor.js";
 import { StoreCalls } from "../connection/store-calls.js";
 import { KeyLayout, type Wire, wire } from "../key-layout.js";
+import { readCancellationStoreOptions } from "../redis-option-declarations.js";
 import { type CancellationScripts, defineCancellationScripts } from "./cancellation-scripts.js";
 import { InFlightShare } from "./in-flight-share.js";
 import { RemoteCancels } from "./remote-cancels.js";
@@ -93,8 +92,6 @@ const ANNOUNCED_SOURCES: ReadonlySet<CancellationSource> = new Set(["notificatio
 const EXPIRE_PAGE = 1_000;
 /** Upper bound on EXPIRE pages per cleanup (10 M rows); a bounded loop. */
 const EXPIRE_MAX_PAGES = 10_000;
-/** Default of `shareAfterMs`: calls finishing within tens of ms need no cross-node sharing. */
-export const DEFAULT_SHARE_AFTER_MS = 50;
 const RESOLVED_VOID: Promise<void> = Promise.resolve();
 const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
 
@@ -148,29 +145,10 @@ export class RedisCancellationStore implements CancellationStore {
   private closed = false;
 
   constructor(options: RedisCancellationStoreOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new InvalidOptionError("options", "an object", options);
-    }
-    const maxRows = readOption(OPTION.positiveLimit, "maxRows", options.maxRows, DEFAULT_MAX_ROWS);
-    const maxPerScope = readOption(
-      OPTION.positiveLimit,
-      "maxRowsPerScope",
-      options.maxRowsPerScope,
-      DEFAULT_MAX_ROWS_PER_SCOPE,
-    );
-    const streamLength = readOption(
-      OPTION.positiveInteger,
-      "catchUpLength",
-      options.catchUpLength,
-      1_000,
-    );
-    const shareAfterMs = readOption(
-      integerBetween(0, 60_000),
-      "shareAfterMs",
-      options.shareAfterMs,
-      DEFAULT_SHARE_AFTER_MS,
-    );
-    const setup = openNodeStore(options, "cancellation");
+    const read = readCancellationStoreOptions(options);
+    const { maxRows, catchUpLength: streamLength, shareAfterMs } = read;
+    const maxPerScope = read.maxRowsPerScope;
+    const setup = openNodeStore(read, "cancellation");
     const { connection, nodeId, shards } = setup;
     this.nodeId = nodeId;
     this.leaseMs = setup.leaseMs;

@@ -1,29 +1,14 @@
 /**
- * What the two node stores (cancellation and tasks) set up alike from their options: the key
- * prefix, this node's id and lease, the command timeout, the test clock, the logger, the outage
- * monitor, the connection and the number of key-space shards. Each store reads its own options
- * (quotas, caps) before calling {@link openNodeStore}, so an invalid one throws before a connection
- * is made.
+ * What the two node stores (cancellation and tasks) set up alike from their options, read from
+ * their declared schemas (redis-option-declarations.ts): the outage monitor, the connection and
+ * the number of key-space shards. Each store reads every option before calling
+ * {@link openNodeStore}, so an invalid one throws before a connection is made.
  */
 import { Cluster } from "ioredis";
 
-import { integerBetween, MAX_TIMER_MS, OPTION, readOption } from "../../option-schema.js";
-import { readPrefix } from "../key-layout.js";
+import type { NodeStoreSettings } from "../redis-option-declarations.js";
 import { RedisConnection } from "./connection.js";
-import { readNodeId } from "./node-id.js";
 import { OutageMonitor, type OutagePart } from "./outage-monitor.js";
-
-/** The options both node stores take, documented on each store's options type. */
-export interface NodeStoreOptions {
-  readonly redis: unknown;
-  readonly prefix?: string;
-  readonly shards?: number;
-  readonly clock?: () => number;
-  readonly leaseMs?: number;
-  readonly nodeId?: string;
-  readonly commandTimeoutMs?: number;
-  readonly logger?: (message: string) => void;
-}
 
 /** The settings and connection of a node store, its options read and checked. */
 export interface NodeStoreSetup {
@@ -48,25 +33,16 @@ export interface NodeStoreSetup {
  *
  * @example
  * ```ts
- * const setup = openNodeStore(options, "tasks");
+ * const setup = openNodeStore(readTaskStoreOptions(options), "tasks");
  * const keys = new KeyLayout(setup.prefix, setup.connection.keyPrefix, setup.shards);
  * ```
  */
-export function openNodeStore(options: NodeStoreOptions, part: OutagePart): NodeStoreSetup {
-  const prefix = readPrefix(options.prefix);
-  const leaseMs = readOption(integerBetween(3, MAX_TIMER_MS), "leaseMs", options.leaseMs, 15_000);
-  const timeoutMs = readOption(OPTION.timerMs, "commandTimeoutMs", options.commandTimeoutMs, 1_000);
-  const clock = readOption(OPTION.clock, "clock", options.clock, null);
-  readOption(OPTION.logger, "logger", options.logger, undefined);
-  const nodeId = readNodeId(options.nodeId);
-  const logger = options.logger ?? ((message: string) => console.warn(message));
+export function openNodeStore(options: NodeStoreSettings, part: OutagePart): NodeStoreSetup {
+  const { prefix, nodeId, leaseMs, logger } = options;
+  const timeoutMs = options.commandTimeoutMs;
+  const clock = options.clock ?? null;
   const monitor = new OutageMonitor(logger, part);
   const connection = new RedisConnection({ redis: options.redis, timeoutMs, monitor });
-  const shards = readOption(
-    integerBetween(1, 1_024),
-    "shards",
-    options.shards,
-    connection.client instanceof Cluster ? 16 : 1,
-  );
+  const shards = options.shards ?? (connection.client instanceof Cluster ? 16 : 1);
   return { prefix, nodeId, leaseMs, timeoutMs, clock, logger, monitor, connection, shards };
 }

@@ -15,7 +15,7 @@
  */
 import type { Cluster, Redis } from "ioredis";
 
-import { InvalidOptionError, TaskStoreUnavailableError } from "../../errors.js";
+import { TaskStoreUnavailableError } from "../../errors.js";
 import type { Reachability } from "../../reachability.js";
 import {
   type CancelTaskOutcome,
@@ -26,7 +26,6 @@ import {
   isTaskId,
   type ListTasksOptions,
   type NewTask,
-  readTaskBounds,
   type TaskChange,
   type TaskOutcome,
   type TaskPage,
@@ -42,6 +41,7 @@ import { openNodeStore } from "../connection/node-store-setup.js";
 import { describeError, type OutageMonitor } from "../connection/outage-monitor.js";
 import { StoreCalls } from "../connection/store-calls.js";
 import { KeyLayout, wire } from "../key-layout.js";
+import { readTaskStoreOptions } from "../redis-option-declarations.js";
 import { OwnedTasks } from "./owned-tasks.js";
 import { TaskCommands, type TaskScripts, UNAVAILABLE, type Unavailable } from "./task-commands.js";
 import { decodeChange, parseScope, toRecord } from "./task-replies.js";
@@ -165,10 +165,7 @@ export class RedisTaskStore implements TaskStore {
   private closed = false;
 
   constructor(options: RedisTaskStoreOptions) {
-    if (typeof options !== "object" || options === null) {
-      throw new InvalidOptionError("options", "an object", options);
-    }
-    const bounds = readTaskBounds(options);
+    const bounds = readTaskStoreOptions(options);
     this.maxTasksPerScope = bounds.maxTasksPerScope;
     this.maxTasks = bounds.maxTasks;
     this.maxResultBytes = bounds.maxResultBytes;
@@ -176,7 +173,7 @@ export class RedisTaskStore implements TaskStore {
     this.maxTaskBytes = bounds.maxTaskBytes;
     // Bounded like the store: the cap, or 100 000 when the cap is off.
     this.owned = new OwnedTasks(Number.isFinite(this.maxTasks) ? this.maxTasks : 100_000);
-    const setup = openNodeStore(options, "tasks");
+    const setup = openNodeStore(bounds, "tasks");
     const { connection, nodeId, shards } = setup;
     this.nodeId = nodeId;
     this.clock = setup.clock;
