@@ -9,6 +9,7 @@ import { z } from "zod";
 import { CLI_FLAGS, type CliFlag, flagSpelling } from "../../src/cli/flags.js";
 import { listOptions, type OptionEntry } from "../../src/option-schema.js";
 import {
+  BACKENDS_OPTIONS,
   CANCELLATION_STORE_OPTIONS,
   CHANGE_FEED_OPTIONS,
   RATE_LIMIT_STORE_OPTIONS,
@@ -57,6 +58,12 @@ export function optionSections(): Section[] {
       entries: listOptions(z.object(SESSION_OPTIONS), "sessions."),
     },
     {
+      heading: "`createRedisBackends` options (`conduit-mcp/redis`)",
+      intro:
+        "`createRedisBackends(redis, { … })`: every shared store of a node on one Redis. Each store's group is checked with that store's declaration below, an error naming the option under its group (`tasks.maxTasks`).",
+      entries: listOptions(z.object(BACKENDS_OPTIONS)),
+    },
+    {
       heading: "`RedisCancellationStore` options (`conduit-mcp/redis`)",
       intro:
         "`new RedisCancellationStore({ … })`: cancellation rows, in-flight entries and cross-node cancels (a `CancellationRegistry`'s `store`).",
@@ -95,9 +102,9 @@ export function renderOptionsPage(): string {
     "",
     "# Options reference",
     "",
-    "Every option of `createMcpServer`, and of the Redis cancellation store, task store, reply",
-    "bus, change feed and rate-limit store (`conduit-mcp/redis`), with what it accepts and its",
-    "default. Every option but a",
+    "Every option of `createMcpServer`, and of `createRedisBackends` and the Redis cancellation",
+    "store, task store, reply bus, change feed and rate-limit store (`conduit-mcp/redis`), with",
+    "what it accepts and its default. Every option but a",
     "store's `redis` is optional, and each is checked when the server or the store is created: a",
     "bad value throws `InvalidOptionError` (`CONDUIT_ERR_INVALID_OPTION`) naming the option. A",
     "delay handed to a timer is at most 2^31 − 1 ms (2147483647).",

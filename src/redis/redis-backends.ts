@@ -12,6 +12,7 @@ import {
   type RedisCancellationStoreOptions,
 } from "./cancellation/redis-cancellation-store.js";
 import { RedisChangeFeed, type RedisChangeFeedOptions } from "./redis-change-feed.js";
+import { readBackendsOptions } from "./redis-option-declarations.js";
 import { RedisReplyBus, type RedisReplyBusOptions } from "./redis-reply-bus.js";
 import {
   RedisSessionStore,
@@ -109,8 +110,6 @@ export interface RedisBackends {
   close(): Promise<void>;
 }
 
-/** The default lease of both stores (RedisCancellationStore, RedisTaskStore). */
-const DEFAULT_LEASE_MS = 15_000;
 /** The memory registry's janitor period; the Redis janitor never runs less often. */
 const MAX_JANITOR_INTERVAL_MS = 60_000;
 
@@ -136,20 +135,19 @@ export function createRedisBackends(
   redis: string | Redis | Cluster,
   options: RedisBackendsOptions = {},
 ): RedisBackends {
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const read = readBackendsOptions(options);
+  const leaseMs = read.leaseMs;
   const common = {
     redis,
-    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-    ...(options.commandTimeoutMs === undefined
-      ? {}
-      : { commandTimeoutMs: options.commandTimeoutMs }),
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    prefix: read.prefix,
+    commandTimeoutMs: read.commandTimeoutMs,
+    logger: read.logger,
   };
   const cancellationStore = new RedisCancellationStore({
     ...options.cancellation,
     ...common,
     leaseMs,
-    ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
+    nodeId: read.nodeId,
   });
   const built: Array<{ close(): Promise<void> }> = [cancellationStore];
   try {

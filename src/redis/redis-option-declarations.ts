@@ -199,6 +199,84 @@ export const TASK_STORE_OPTIONS = {
   ...NODE_STORE_OPTIONS,
 };
 
+/** The options `createRedisBackends` hands every store itself; a group does not repeat them. */
+const SHARED_BY_BACKENDS = ["redis", "prefix", "nodeId", "leaseMs", "commandTimeoutMs", "logger"];
+
+/**
+ * A group of one store's own options in `createRedisBackends`: checked with that store's
+ * declaration, an error naming the option under the group (`tasks.maxTasks`), then handed to the
+ * store as given.
+ */
+function storeGroup(shape: z.ZodRawShape, description: string) {
+  const own = z.object(
+    Object.fromEntries(Object.entries(shape).filter(([key]) => !SHARED_BY_BACKENDS.includes(key))),
+  );
+  return customOption<object>({
+    accepts: "an object",
+    default: "the store's defaults",
+    description,
+    read: (value, name) => {
+      if (value !== undefined) readOptions(own, value, { prefix: `${name}.` });
+      return value;
+    },
+  });
+}
+
+/** What `createRedisBackends(redis, { … })` declares. */
+export const BACKENDS_OPTIONS = {
+  nodeId: NODE_STORE_OPTIONS.nodeId,
+  prefix: prefix("Part of every key's hash tag and of every channel name."),
+  leaseMs: option(integerBetween(3, MAX_TIMER_MS), {
+    default: 15_000,
+    description:
+      "This node's lease (cancellation and tasks), renewed every third of it; also how often the registry's janitor and the task sweep run, so a dead node's entries and running tasks are dealt with within about two leases.",
+  }),
+  commandTimeoutMs: commandTimeoutMs(
+    1_000,
+    "Longest wait for one Redis call before it counts as an outage.",
+  ),
+  logger: option(OPTION.logger, {
+    default: warn,
+    shown: "`console.warn`",
+    description: "Receives the one line per outage of each store.",
+  }),
+  cancellation: storeGroup(
+    CANCELLATION_STORE_OPTIONS,
+    "The cancellation store's own options (`maxRows`, `maxRowsPerScope`, `shareAfterMs`, …; see `RedisCancellationStore`).",
+  ),
+  registry: customOption<object>({
+    accepts: "an object",
+    default: "the registry's defaults",
+    description:
+      "The registry's options (`ttlMs`, …), checked by `CancellationRegistry`; its janitor runs at least once per lease.",
+    read: (value, name) => objectOrAbsent(value, name),
+  }),
+  sessions: customOption<object | false>({
+    accepts: "an object, or false",
+    default: "a session store with its defaults",
+    description:
+      "The session store's options (checked by `RedisSessionStore`), or `false` for no session store (a stateless server).",
+    read: (value, name) => (value === false ? false : objectOrAbsent(value, name)),
+  }),
+  replies: storeGroup(REPLY_BUS_OPTIONS, "The reply bus's options (`maxMessageBytes`)."),
+  changes: storeGroup(CHANGE_FEED_OPTIONS, "The change feed's options."),
+  tasks: storeGroup(
+    TASK_STORE_OPTIONS,
+    "The task store's options (`maxTasks`, `maxTasksPerScope`, `maxResultBytes`, …; see `RedisTaskStore`).",
+  ),
+};
+
+/** An options object of a store checked elsewhere: an object, or absent. */
+function objectOrAbsent(value: unknown, name: string): unknown {
+  if (
+    value !== undefined &&
+    (typeof value !== "object" || value === null || Array.isArray(value))
+  ) {
+    throw new InvalidOptionError(name, "an object", value);
+  }
+  return value;
+}
+
 /** The options every store above reads the same way, as read. */
 export interface StoreSettings {
   readonly redis: Redis | Cluster | string;
@@ -298,4 +376,25 @@ export interface TaskStoreBounds {
   readonly maxResultBytes: number;
   readonly maxTaskBytesPerScope: number;
   readonly maxTaskBytes: number;
+}
+
+const BACKENDS = z.object(BACKENDS_OPTIONS);
+
+/** `createRedisBackends`'s own options, as read (each group as given, once checked). */
+export interface BackendsSettings {
+  readonly nodeId: string;
+  readonly prefix: string;
+  readonly leaseMs: number;
+  readonly commandTimeoutMs: number;
+  readonly logger: (message: string) => void;
+}
+
+/**
+ * `createRedisBackends`'s options, checked (each group's members too, named under the group)
+ * and defaulted; absent options are every default.
+ *
+ * @throws InvalidOptionError naming the first refused option.
+ */
+export function readBackendsOptions(options: unknown): BackendsSettings {
+  return readOptions(BACKENDS, options) as unknown as BackendsSettings;
 }

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { InvalidOptionError } from "../../src/errors.js";
 import { listOptions } from "../../src/option-schema.js";
 import {
+  createRedisBackends,
   RedisCancellationStore,
   RedisChangeFeed,
   RedisRateLimitStore,
@@ -16,6 +17,7 @@ import {
   RedisTaskStore,
 } from "../../src/redis/index.js";
 import {
+  BACKENDS_OPTIONS,
   CANCELLATION_STORE_OPTIONS,
   CHANGE_FEED_OPTIONS,
   RATE_LIMIT_STORE_OPTIONS,
@@ -128,6 +130,39 @@ describe("Redis store options, declared", () => {
       }
     });
   }
+
+  it("createRedisBackends refuses a bad option before any store is built, naming it under its group", () => {
+    const cases: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+      ["options", null as never],
+      ["leaseMs", { leaseMs: 2 }],
+      ["prefix", { prefix: "{x}" }],
+      ["nodeId", { nodeId: "has space" }],
+      ["commandTimeoutMs", { commandTimeoutMs: 0 }],
+      ["logger", { logger: 1 }],
+      ["cancellation", { cancellation: 5 }],
+      ["cancellation.maxRows", { cancellation: { maxRows: 0 } }],
+      ["cancellation.shards", { cancellation: { shards: 2_000 } }],
+      ["tasks.maxTasks", { tasks: { maxTasks: -1 } }],
+      ["replies.maxMessageBytes", { replies: { maxMessageBytes: 0 } }],
+      ["changes", { changes: "none" }],
+      ["registry", { registry: [] }],
+      ["sessions", { sessions: true }],
+    ];
+    for (const [option, options] of cases) {
+      assert.throws(
+        () => createRedisBackends(NOWHERE, options as never),
+        (error: unknown) =>
+          error instanceof InvalidOptionError &&
+          error.option === option &&
+          error.message.startsWith(`option ${option} must be `),
+        option,
+      );
+    }
+    assert.deepEqual(
+      listOptions(z.object(BACKENDS_OPTIONS)).map((entry) => entry.path),
+      Object.keys(BACKENDS_OPTIONS),
+    );
+  });
 
   it("a store given only `redis` takes the declared defaults", async () => {
     const bus = new RedisReplyBus({ redis: NOWHERE, logger: () => {} });

@@ -18,6 +18,7 @@ import {
 } from "../../scripts/lib/option-reference.js";
 import { CLI_FLAGS, type CliFlag } from "../../src/cli/flags.js";
 import type {
+  RedisBackendsOptions,
   RedisCancellationStoreOptions,
   RedisChangeFeedOptions,
   RedisRateLimitStoreOptions,
@@ -25,6 +26,7 @@ import type {
   RedisTaskStoreOptions,
 } from "../../src/redis/index.js";
 import type {
+  BACKENDS_OPTIONS,
   CANCELLATION_STORE_OPTIONS,
   CHANGE_FEED_OPTIONS,
   RATE_LIMIT_STORE_OPTIONS,
@@ -71,7 +73,8 @@ const sameMembers: [
   Same<keyof RedisRateLimitStoreOptions, Members<typeof RATE_LIMIT_STORE_OPTIONS>>,
   Same<keyof RedisCancellationStoreOptions, Members<typeof CANCELLATION_STORE_OPTIONS>>,
   Same<keyof RedisTaskStoreOptions, Members<typeof TASK_STORE_OPTIONS>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<keyof RedisBackendsOptions, Members<typeof BACKENDS_OPTIONS>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 describe("option reference", () => {
   it("every public options type matches its declared schema", () => {
