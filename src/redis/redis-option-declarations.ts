@@ -54,11 +54,11 @@ const prefix = (description: string) =>
 const commandTimeoutMs = (fallback: number, description: string) =>
   option(OPTION.timerMs, { default: fallback, description });
 
-const logger = option(OPTION.logger, {
-  default: warn,
-  shown: "`console.warn`",
-  description: "Receives the one line per outage.",
-});
+const logger = (description: string) =>
+  option(OPTION.logger, { default: warn, shown: "`console.warn`", description });
+
+const leaseMs = (description: string) =>
+  option(integerBetween(3, MAX_TIMER_MS), { default: 15_000, description });
 
 /** What `new RedisReplyBus({ … })` declares. */
 export const REPLY_BUS_OPTIONS = {
@@ -74,7 +74,7 @@ export const REPLY_BUS_OPTIONS = {
     default: 2_097_152,
     description: "Largest message sent or accepted, in characters of JSON.",
   }),
-  logger,
+  logger: logger("Receives the one line per outage."),
 };
 
 /** What `new RedisChangeFeed({ … })` declares. */
@@ -84,7 +84,7 @@ export const CHANGE_FEED_OPTIONS = {
   ),
   prefix: prefix("Channel prefix, inside the hash tag."),
   commandTimeoutMs: commandTimeoutMs(1_000, "Upper bound on one PUBLISH."),
-  logger,
+  logger: logger("Receives the one line per outage."),
 };
 
 /** What `new RedisRateLimitStore({ … })` declares. */
@@ -101,7 +101,7 @@ export const RATE_LIMIT_STORE_OPTIONS = {
     default: 100_000,
     description: "Most buckets the local fallback keeps during an outage.",
   }),
-  logger,
+  logger: logger("Receives the one line per outage."),
 };
 
 /** Default of `shareAfterMs`: calls finishing within tens of ms need no cross-node sharing. */
@@ -116,11 +116,9 @@ const NODE_STORE_OPTIONS = {
     "A Redis URL (the store then owns its connection, configured to fail fast), or an ioredis client you own (prefer `enableOfflineQueue: false`; one created with `lazyConnect` is connected by the store).",
   ),
   prefix: prefix("Key prefix, part of every hash tag."),
-  leaseMs: option(integerBetween(3, MAX_TIMER_MS), {
-    default: 15_000,
-    description:
-      "This node's lease, renewed every `leaseMs / 3`; once it lapses, other nodes deal with what this node left (its in-flight entries, its running tasks).",
-  }),
+  leaseMs: leaseMs(
+    "This node's lease, renewed every `leaseMs / 3`; once it lapses, other nodes deal with what this node left (its in-flight entries, its running tasks).",
+  ),
   commandTimeoutMs: commandTimeoutMs(
     1_000,
     "Upper bound on one Redis call before it counts as an outage.",
@@ -131,11 +129,7 @@ const NODE_STORE_OPTIONS = {
     description:
       "For tests only: a time source in ms that replaces Redis's `TIME` in every script (one clock for all nodes otherwise).",
   }),
-  logger: option(OPTION.logger, {
-    default: warn,
-    shown: "`console.warn`",
-    description: "Receives the one line per outage (and script faults).",
-  }),
+  logger: logger("Receives the one line per outage (and script faults)."),
   nodeId: customOption<string>({
     accepts: "1 to 128 printable ASCII characters, no spaces",
     default: "`<host>-<pid>-<random>`",
@@ -226,20 +220,14 @@ function storeGroup(shape: z.ZodRawShape, description: string) {
 export const BACKENDS_OPTIONS = {
   nodeId: NODE_STORE_OPTIONS.nodeId,
   prefix: prefix("Part of every key's hash tag and of every channel name."),
-  leaseMs: option(integerBetween(3, MAX_TIMER_MS), {
-    default: 15_000,
-    description:
-      "This node's lease (cancellation and tasks), renewed every third of it; also how often the registry's janitor and the task sweep run, so a dead node's entries and running tasks are dealt with within about two leases.",
-  }),
+  leaseMs: leaseMs(
+    "This node's lease (cancellation and tasks), renewed every third of it; also how often the registry's janitor and the task sweep run, so a dead node's entries and running tasks are dealt with within about two leases.",
+  ),
   commandTimeoutMs: commandTimeoutMs(
     1_000,
     "Longest wait for one Redis call before it counts as an outage.",
   ),
-  logger: option(OPTION.logger, {
-    default: warn,
-    shown: "`console.warn`",
-    description: "Receives the one line per outage of each store.",
-  }),
+  logger: logger("Receives the one line per outage of each store."),
   cancellation: storeGroup(
     CANCELLATION_STORE_OPTIONS,
     "The cancellation store's own options (`maxRows`, `maxRowsPerScope`, `shareAfterMs`, …; see `RedisCancellationStore`).",
