@@ -48,13 +48,18 @@ export interface CliOptions {
   readonly cwd?: string;
   /** How long {@link startCli} waits for the listening line; default 20 s. */
   readonly listeningWithinMs?: number;
+  /** Node options before the entry (e.g. `["--import", shim]`); default none. */
+  readonly nodeArgs?: readonly string[];
+  /** Environment variables added to this process's; default none. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 function spawnMain(args: readonly string[], options: CliOptions): ChildProcess {
   const main = options.bin === undefined ? ["--import", "tsx", "src/cli/main.ts"] : [options.bin];
-  return spawn(process.execPath, [...main, ...args], {
+  return spawn(process.execPath, [...(options.nodeArgs ?? []), ...main, ...args], {
     cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
+    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
   });
 }
 

@@ -24,7 +24,7 @@ export interface TaskNode {
 }
 
 /** Wraps a started CLI: follows its stdout for `aborted <tag> <time>` lines. */
-function follow(cli: CliProcess): TaskNode {
+export function wrapNode(cli: CliProcess): TaskNode {
   const aborts = new Map<string, number>();
   const asks = new Map<string, number>();
   const waiting = new Map<string, (at: number) => void>();
@@ -66,7 +66,7 @@ function follow(cli: CliProcess): TaskNode {
 
 /** Starts one node serving the probe module with `flags` (e.g. `--redis URL`). */
 export async function startProbeNode(flags: readonly string[]): Promise<TaskNode> {
-  return follow(await startCli(["serve", PROBE_MODULE, "--port", "0", ...flags]));
+  return wrapNode(await startCli(["serve", PROBE_MODULE, "--port", "0", ...flags]));
 }
 
 /** Starts `count` nodes in parallel serving the probe module with `--redis url` and `flags`. */
