@@ -5,7 +5,8 @@
  * to run where req/s on a shared machine moves by tens of percent, so it is how a per-call CPU
  * cut is judged (docs/profile.md, "Second round", describes the procedure).
  *
- * Per target and path, a fresh target process runs under `valgrind --tool=callgrind
+ * Per target and path, a fresh target process (its bench script bundled into plain JavaScript and
+ * run by `node` alone, as `bench:http` runs it; the CLI from the build) runs under `valgrind --tool=callgrind
  * --instr-atstart=no --separate-threads=yes --smc-check=all-non-file` (bench/lib/
  * callgrind-target.ts; Debian/Ubuntu package `valgrind`); it gets the path's pre-flight, then
  * `--warmup` calls on each of the three benchmark paths and `--warmup` more on the measured one,
@@ -31,7 +32,13 @@ import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
 import { requireCallgrind } from "./lib/callgrind-target.js";
-import { baselineTarget, buildDist, TARGETS, type TargetSpec } from "./lib/http-bench.js";
+import {
+  baselineTarget,
+  buildDist,
+  plainScript,
+  TARGETS,
+  type TargetSpec,
+} from "./lib/http-bench.js";
 import { countInstructions, type InstructionCount } from "./lib/instruction-count.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 
@@ -148,7 +155,17 @@ try {
         label: spec.label,
         script: spec.script,
         env,
-        ...spec.launch?.(dist ?? null),
+        // As bench:http runs them: the CLI from the build, a bench script bundled (no tsx).
+        ...(spec.launch?.(dist ?? null) ?? {
+          argv: [
+            plainScript(
+              spec.script,
+              flags.baseline !== undefined && spec.key === "baseline"
+                ? resolve(flags.baseline)
+                : process.cwd(),
+            ),
+          ],
+        }),
         path,
         // The paths the target serves (the CLI's demo set has not the benchmark's resource).
         warmPaths: warmPaths.filter((p) => spec.paths.includes(p.key)),

@@ -14,7 +14,9 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { resolve } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
+
+import { buildSync } from "esbuild";
 
 import { type RedisServer, startRedisServer } from "../../test/helpers/redis-server.js";
 import { BENCH_PATHS, type BenchPath, type BenchPathKey } from "./bench-paths.js";
@@ -177,6 +179,35 @@ export function baselineTarget(dir: string, paths: readonly BenchPathKey[]): Tar
 
 const built = new Set<string>();
 
+/**
+ * A bench target script (TypeScript) as one plain JavaScript file, bundled with esbuild into
+ * `root`/bench/out/targets/ (packages stay imports, resolved from `root`'s node_modules), so that
+ * `node <file>` runs it without tsx: the measured process then holds what a production server
+ * holds. Under `--import tsx` the loader's own start-up work made V8 grow the young generation
+ * of a large module graph (conduit-mcp's) to twice what the same server grows it to under plain
+ * node, and every collection cycle then swept twice the memory.
+ *
+ * @example
+ * ```ts
+ * plainScript("bench/lib/bare-server.ts", process.cwd()); // "/repo/bench/out/targets/bare-server.mjs"
+ * ```
+ */
+export function plainScript(script: string, root: string): string {
+  const entry = isAbsolute(script) ? script : resolve(root, script);
+  const outfile = resolve(root, "bench/out/targets", basename(entry).replace(/\.ts$/, ".mjs"));
+  buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    outfile,
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
 /** Compiles `dir`'s sources into `dir`/dist (once per process); returns that directory. */
 export function buildDist(dir: string): string {
   if (built.has(dir)) return resolve(dir, "dist");
@@ -337,9 +368,22 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
           notes.push("redis-server could not be pinned: it ran on any CPU");
         }
       }
+      // Compiled runs measure plain node: the script bundled, no tsx (see plainScript).
+      const plain =
+        spec.launch === undefined && useDist
+          ? {
+              argv: [
+                plainScript(
+                  spec.script,
+                  spec.key === "baseline" ? (options.baselineDir as string) : process.cwd(),
+                ),
+              ],
+            }
+          : {};
       const target = await startTarget(spec.script, {
         cpu: cpu.server,
         env,
+        ...plain,
         nodeArgs:
           spec.key === "conduit" || spec.key === "conduit-redis" || spec.key === "cli"
             ? (options.conduitNodeArgs ?? [])
@@ -551,7 +595,7 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
       : `the load generator on CPU ${result.cpu.load}, every server (and redis-server) on CPU ${result.cpu.server}, with \`taskset\``;
   const build =
     (o.build ?? "dist") === "dist"
-      ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships)"
+      ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships), and every server runs under plain `node`, its bench script bundled with esbuild (no tsx loader in the measured process)"
       : "conduit-mcp runs its TypeScript sources through tsx";
   return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row; in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
 
