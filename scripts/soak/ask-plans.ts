@@ -184,9 +184,10 @@ function lostAsk(
 }
 
 /**
- * Why a node answered 404 for a session Redis lost or never had (docs/redis.md, "Outages"): made
- * during an outage (known only to its node until written back), or gone with a Redis restarted
- * empty, or not readable while Redis was away.
+ * Why a node answered 404 for a session it could not read (docs/redis.md, "Outages": a session
+ * known only to other nodes is unknown to this one until Redis is back): made during an outage
+ * (known only to its node until written back), or read while Redis was restarting (empty until
+ * the nodes holding sessions write them back) or frozen.
  */
 function unknownSession(ctx: LoadContext, init: Exchange, got: Exchange): string {
   const { timeline } = ctx;
@@ -194,7 +195,7 @@ function unknownSession(ctx: LoadContext, init: Exchange, got: Exchange): string
     return "session made during a Redis outage, known only to its node until written back (404 elsewhere)";
   }
   if (timeline.redisRestarted(init.endedAt, got.endedAt)) {
-    return "session gone with Redis restarted empty (404)";
+    return "session unreadable on the answering node while Redis was restarting (404)";
   }
   return "session unreadable while Redis was away (404)";
 }
