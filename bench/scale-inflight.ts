@@ -257,11 +257,14 @@ What the own share is made of (heap snapshots of 1 000 held calls compared by ki
 \`npm run bench:heap -- --snapshot\` does): about 920 B are conduit-mcp's own per-call objects
 (\`HandlerCall\` 256, \`HttpExchange\` 176, \`RequestContext\` 152, \`NodeRequest\` 112,
 \`LocalRequestHandle\` 96, \`ToolInvocation\` 80, \`NodeResponse\` 48), about 240 B five more
-promises, 120 B the keep-alive timer (a 2026 call's upgrade to a stream after 15 s, a 2025
-stream's pings), and the rest the closures, contexts, arrays and boxed numbers that tie them
-together. Cut so far: the per-connection timer, callback and \`close\` listener of the
-silent-connection check (~400 B per held call; one timer now serves every connection) and, on
-2026-07-28 calls that never ask, the \`InputRound\`'s Map and object.
+promises, and the rest the closures, contexts, arrays and boxed numbers that tie them together.
+Cut so far (heap snapshots of 1 000 held calls, before → after): the per-connection timer,
+callback and \`close\` listener of the silent-connection check (one timer now serves every
+connection: 2026-07-28 10,891 → 10,477 B per call in all); on 2026-07-28 calls that never ask, the
+\`InputRound\`'s Map and object; the keep-alive timer of every call and stream (a 2026 call's
+upgrade to a stream after 15 s, a 2025 stream's pings, a session's GET stream: one timer per
+interval serves them all; with the previous cut, 2026-07-28 10,477 → 9,992 B, 2025-11-25
+10,103 → 9,931 B).
 
 Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
 \`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream
