@@ -47,6 +47,7 @@ const { values: flags } = parseArgs({
     baseline: { type: "string" },
     "cpu-prof": { type: "string" },
     src: { type: "boolean", default: false },
+    "semi-space": { type: "string" },
   },
   strict: true,
 });
@@ -77,7 +78,12 @@ const paths = listOf<BenchPathKey>(
   flags.paths,
   Object.keys(BENCH_PATHS) as BenchPathKey[],
 );
+const semiSpaces =
+  flags["semi-space"] === undefined
+    ? []
+    : flags["semi-space"].split(",").map((s) => positiveInt("semi-space", s.trim()));
 const options = {
+  semiSpaces,
   targets,
   paths,
   rounds: quick ? 1 : positiveInt("rounds", flags.rounds),
@@ -95,6 +101,7 @@ const fullRun =
   flags.baseline === undefined &&
   flags["cpu-prof"] === undefined &&
   !flags.src &&
+  semiSpaces.length === 0 &&
   DEFAULT_TARGETS.every((t) => targets.includes(t)) &&
   DEFAULT_PATHS.every((p) => paths.includes(p));
 
@@ -106,7 +113,9 @@ try {
     const command = `npm run bench:http${args === "" ? "" : ` -- ${args}`}`;
     writeSection(BENCHMARKS_DOC, "HTTP", httpSection(result, command));
   } else if (!flags["no-write"]) {
-    console.error("not a full run (subset, --quick, --baseline or --cpu-prof): nothing written");
+    console.error(
+      "not a full run (subset, --quick, --baseline, --cpu-prof or --semi-space): nothing written",
+    );
   }
 } catch (error) {
   console.error(`bench:http failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -34,7 +34,18 @@ import { roundOrder } from "./round-order.js";
 import { median } from "./stats.js";
 
 /** The targets the benchmark knows. */
-export type TargetKey = "bare" | "conduit" | "cli" | "conduit-redis" | "sdk2" | "sdk1" | "baseline";
+export type TargetKey =
+  | "bare"
+  | "conduit"
+  | "cli"
+  | "conduit-redis"
+  | "sdk2"
+  | "sdk1"
+  | "baseline"
+  | SemiSpaceKey;
+
+/** A variant of bare or conduit-mcp run with `--max-semi-space-size=N` (see semiSpaceTargets). */
+export type SemiSpaceKey = `${"bare" | "conduit"}@ss${number}`;
 
 /** How a target that is not a bench script starts: what `node` runs, and its URL line. */
 export interface TargetLaunch {
@@ -54,6 +65,43 @@ export interface TargetSpec {
    * (null: run the TypeScript sources through tsx).
    */
   readonly launch?: (dist: string | null) => TargetLaunch;
+  /** Extra `node` flags for this target alone (the semi-space variants). */
+  readonly nodeArgs?: readonly string[];
+  /** The target whose script, build and paths this variant shares (the semi-space variants). */
+  readonly base?: TargetKey;
+}
+
+/**
+ * The semi-space variants of bare and conduit-mcp for `--semi-space 1,2,...`: each runs the
+ * same script as its base under `node --max-semi-space-size=N` (MB; Node docs, "Command-line
+ * options": V8 options), which caps how far V8 grows the young generation between scavenges.
+ * bare gets the same flag as conduit-mcp, so a change in both says "V8", one in conduit-mcp alone
+ * says "conduit-mcp's heap". Ordered size by size, bare before conduit-mcp, after the defaults.
+ *
+ * @example
+ * ```ts
+ * semiSpaceTargets(TARGETS, [2]).map((t) => t.key); // ["bare@ss2", "conduit@ss2"]
+ * ```
+ */
+export function semiSpaceTargets(
+  specs: readonly TargetSpec[],
+  sizes: readonly number[],
+): TargetSpec[] {
+  const out: TargetSpec[] = [];
+  for (const size of sizes) {
+    for (const key of ["bare", "conduit"] as const) {
+      const base = specs.find((t) => t.key === key);
+      if (base === undefined) continue;
+      out.push({
+        ...base,
+        key: `${key}@ss${size}`,
+        label: `${base.label} --max-semi-space-size=${size}`,
+        nodeArgs: [`--max-semi-space-size=${size}`],
+        base: key,
+      });
+    }
+  }
+  return out;
 }
 
 /**
@@ -148,6 +196,11 @@ export interface HttpBenchOptions {
   readonly baselineDir?: string;
   /** Extra node flags for the conduit targets, memory and Redis store (e.g. `--cpu-prof`). */
   readonly conduitNodeArgs?: readonly string[];
+  /**
+   * `--max-semi-space-size` values (MB): each adds a bare and a conduit-mcp variant under that
+   * flag (semiSpaceTargets), of the targets selected.
+   */
+  readonly semiSpaces?: readonly number[];
   /**
    * `dist` (the default): compile with `tsc -p tsconfig.build.json` first (this tree and the
    * baseline) and run conduit-mcp's compiled build, as the package ships it; `src`: run the
@@ -342,6 +395,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
   if (cpu.server !== null) console.error(`servers pinned to CPU ${cpu.server}`);
 
   const specs: TargetSpec[] = TARGETS.filter((t) => options.targets.includes(t.key));
+  specs.push(...semiSpaceTargets(specs, options.semiSpaces ?? []));
   if (options.baselineDir !== undefined) {
     specs.push(baselineTarget(options.baselineDir, ["tools/call", "tools/call@2026"]));
   }
@@ -358,7 +412,8 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
   try {
     for (const spec of specs) {
       const env: Record<string, string> = {};
-      const build = builds.get(spec.key);
+      const baseKey = spec.base ?? spec.key;
+      const build = builds.get(baseKey);
       if (build !== undefined) env.BENCH_CONDUIT_BUILD = build;
       if (spec.key === "conduit-redis") {
         redis = await startRedisServer();
@@ -384,10 +439,12 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         cpu: cpu.server,
         env,
         ...plain,
-        nodeArgs:
-          spec.key === "conduit" || spec.key === "conduit-redis" || spec.key === "cli"
+        nodeArgs: [
+          ...(spec.nodeArgs ?? []),
+          ...(baseKey === "conduit" || baseKey === "conduit-redis" || baseKey === "cli"
             ? (options.conduitNodeArgs ?? [])
-            : [],
+            : []),
+        ],
         ...spec.launch?.(build ?? null),
       });
       running.set(spec.key, target);
