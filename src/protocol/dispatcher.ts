@@ -15,13 +15,10 @@ import { type CancellationSource, ErrorCode, RequestCancelledError } from "../er
 import type { WorkerPool } from "../isolation/worker-pool.js";
 import { reflectText } from "../reflect.js";
 import {
-  ASKING_METHODS,
   type AskerScope,
-  CallBinding,
   type ClientAsker,
   type InputRequiredSettings,
   inputRequiredSettings,
-  openInputRound,
   replyOf,
   ServerRequestAsker,
   type ServerRequestSettings,
@@ -29,6 +26,7 @@ import {
 } from "./asking/index.js";
 import {
   bucketOf,
+  callAsking,
   type DetachedRun,
   type DispatchObserver,
   HANDLED,
@@ -47,8 +45,8 @@ import {
   processCancelledNotification,
   type RequestInfo,
   type RequestMeta,
-  type RequestViewSource,
   RunningCalls,
+  snapshotView,
 } from "./calls/index.js";
 import type { DispatcherOptions } from "./dispatcher-options.js";
 import type { LifecycleFeature } from "./lifecycle.js";
@@ -462,38 +460,11 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
     progressToken?: string | number,
     detached?: DetachedRun,
   ): Promise<void> {
-    const { meta } = request;
-    let round: ClientAsker | null = null;
-    let serverAsks: Readonly<Record<string, unknown>> | null | undefined;
-    if (detached !== undefined) {
-      // A task's answer goes to the store; its asks park the task (task-asker.ts, task-outbox.ts).
-      round = detached.asker;
-    } else if (request.modern === null) {
-      if (ASKING_METHODS.has(invocation.method)) {
-        // 2025 era: asks go to the client as requests on this call's stream; the asker is made
-        // on the first ask (serverAsker).
-        serverAsks = meta.clientCapabilities ?? null;
-      }
-    } else if (ASKING_METHODS.has(invocation.method)) {
-      // The arguments' digest is a SHA-256 over their canonical JSON: computed only when a
-      // requestState is opened or sealed, never for a call that does not ask.
-      const binding = new CallBinding(
-        invocation.method,
-        invocation.name,
-        meta.scope,
-        request.params?.arguments,
-      );
-      const opened = openInputRound(
-        request.params,
-        this.asking,
-        binding,
-        request.modern.clientCapabilities,
-      );
-      if (typeof opened === "string") {
-        return this.answerError(request, ErrorCode.InvalidParams, opened);
-      }
-      round = opened;
+    const asking = callAsking({ request, invocation, settings: this.asking, detached });
+    if (typeof asking === "string") {
+      return this.answerError(request, ErrorCode.InvalidParams, asking);
     }
+    const { meta } = request;
     const call = new HandlerCall({
       host: this,
       invocation,
@@ -508,8 +479,8 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
       sessionId: meta.sessionId,
       modern: request.modern !== null,
       request: request.info,
-      asker: round,
-      serverAsks,
+      asker: asking.asker,
+      serverAsks: asking.serverAsks,
       detached: detached !== undefined,
       view: detached === undefined ? meta.view : snapshotView(meta.view),
     });
@@ -618,14 +589,4 @@ function unfollowed(observer: DispatchObserver, call: HandlerCall): boolean {
 
 function defaultChallenge(scopes: readonly string[]): string {
   return `Bearer error="insufficient_scope", scope="${scopes.join(" ")}"`;
-}
-
-/**
- * A task's run outlives its request: it gets the view taken now (the request's objects are not
- * kept for as long as the task runs).
- */
-function snapshotView(source: RequestViewSource | undefined): RequestViewSource | null {
-  if (source === undefined) return null;
-  const view = source.requestView();
-  return { requestView: () => view };
 }

@@ -6,6 +6,7 @@
  * The room's face: what the rest of the package uses of it. Modules outside the room import
  * only this file (scripts/check-layers.ts).
  */
+export { type CallAsking, callAsking } from "./call-asker.js";
 export { processCancelledNotification } from "./cancelled-notification.js";
 export type { DispatchObserver } from "./dispatch-observer.js";
 export type {
@@ -72,6 +73,6 @@ export type {
   RequestView,
   RequestViewSource,
 } from "./request-info.js";
-export { bucketOf, NO_STABLE_CLIENT } from "./request-info.js";
+export { bucketOf, NO_STABLE_CLIENT, snapshotView } from "./request-info.js";
 export { RunningCalls } from "./running-calls.js";
 export type { ToolContext } from "./tool-context.js";

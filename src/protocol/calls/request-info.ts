@@ -102,3 +102,13 @@ export function bucketOf(meta: RequestMeta): string | null {
  */
 export const NO_STABLE_CLIENT =
   "This request has no stable client identity, so nothing made now could be found again: pass clientAddress to server.fetch (or authenticate the request).";
+
+/**
+ * A task's run outlives its request: it gets the view taken now (the request's objects are not
+ * kept for as long as the task runs).
+ */
+export function snapshotView(source: RequestViewSource | undefined): RequestViewSource | null {
+  if (source === undefined) return null;
+  const view = source.requestView();
+  return { requestView: () => view };
+}
