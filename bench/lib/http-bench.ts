@@ -76,11 +76,12 @@ export interface TargetSpec {
  * same script as its base under `node --max-semi-space-size=N` (MB; Node docs, "Command-line
  * options": V8 options), which caps how far V8 grows the young generation between scavenges.
  * bare gets the same flag as conduit-mcp, so a change in both says "V8", one in conduit-mcp alone
- * says "conduit-mcp's heap". Ordered size by size, bare before conduit-mcp, after the defaults.
+ * says "conduit-mcp's heap". conduit-mcp's variants come first, so in each round they run right
+ * after (or, backwards, right before) the default conduit-mcp they are compared with.
  *
  * @example
  * ```ts
- * semiSpaceTargets(TARGETS, [2]).map((t) => t.key); // ["bare@ss2", "conduit@ss2"]
+ * semiSpaceTargets(TARGETS, [2]).map((t) => t.key); // ["conduit@ss2", "bare@ss2"]
  * ```
  */
 export function semiSpaceTargets(
@@ -88,8 +89,8 @@ export function semiSpaceTargets(
   sizes: readonly number[],
 ): TargetSpec[] {
   const out: TargetSpec[] = [];
-  for (const size of sizes) {
-    for (const key of ["bare", "conduit"] as const) {
+  for (const key of ["conduit", "bare"] as const) {
+    for (const size of sizes) {
       const base = specs.find((t) => t.key === key);
       if (base === undefined) continue;
       out.push({
@@ -570,6 +571,20 @@ export function ratio(
 }
 
 /**
+ * Median over rounds of `a`'s CPU per request divided by `b`'s in the same round.
+ *
+ * @example
+ * ```ts
+ * cpuRatio(rowOf(r, "conduit@ss2", "tools/call"), rowOf(r, "conduit", "tools/call")); // 0.9
+ * ```
+ */
+export function cpuRatio(a: RowResult | undefined, b: RowResult | undefined): number {
+  if (a === undefined || b === undefined) return Number.NaN;
+  const values = a.cpuUs.map((c, i) => c / (b.cpuUs[i] ?? Number.NaN)).filter(Number.isFinite);
+  return values.length === 0 ? Number.NaN : median(values);
+}
+
+/**
  * The results table: one row per target and path, medians over rounds.
  *
  * @example
@@ -627,6 +642,12 @@ export function httpRatios(result: HttpBenchResult): string[] {
       pair("sdk2", "/ SDK 2.x"),
       pair("sdk1", "/ SDK 1.x"),
       pair("baseline", "/ baseline"),
+      ...result.rows
+        .filter((r) => r.path.key === key && r.target.base === "conduit")
+        .map(
+          (r) =>
+            `${r.target.key} / conduit-mcp ${fmt(ratio(r, conduit), 2)}×, CPU/req ${fmt(cpuRatio(r, conduit), 2)}×`,
+        ),
       conduit === undefined || rowOf(result, "conduit-redis", key) === undefined
         ? null
         : `Redis store / memory store ${fmt(ratio(rowOf(result, "conduit-redis", key), conduit), 2)}×`,

@@ -1,19 +1,20 @@
 /**
  * The HTTP benchmark's `--semi-space` variants (bench/lib/http-bench.ts `semiSpaceTargets`):
  * bare and conduit-mcp again under `node --max-semi-space-size=N`, same script and paths, after
- * the defaults, so one run compares every size with the default side by side.
+ * the defaults (conduit-mcp's first, next to the default they are compared with), so one run
+ * compares every size with the default side by side.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 
-import { semiSpaceTargets, TARGETS } from "../../bench/lib/http-bench.js";
+import { cpuRatio, type RowResult, semiSpaceTargets, TARGETS } from "../../bench/lib/http-bench.js";
 
 test("each size adds a bare and a conduit-mcp variant with the flag, sharing script and paths", () => {
   const variants = semiSpaceTargets(TARGETS, [1, 8]);
   assert.deepEqual(
     variants.map((t) => t.key),
-    ["bare@ss1", "conduit@ss1", "bare@ss8", "conduit@ss8"],
+    ["conduit@ss1", "conduit@ss8", "bare@ss1", "bare@ss8"],
   );
   for (const variant of variants) {
     const base = TARGETS.find((t) => t.key === variant.base);
@@ -44,4 +45,10 @@ test("bench:http refuses a size that is not a positive integer before starting a
   );
   assert.equal(run.status, 2, run.stderr);
   assert.match(run.stderr, /--semi-space must be a positive integer; got "0"/);
+});
+
+test("cpuRatio is the median of the per-round ratios of CPU per request", () => {
+  const row = (cpuUs: number[]) => ({ cpuUs }) as unknown as RowResult;
+  assert.equal(cpuRatio(row([50, 60, 90]), row([100, 60, 100])), 0.9);
+  assert.ok(Number.isNaN(cpuRatio(row([50]), undefined)));
 });
