@@ -17,7 +17,6 @@
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ScopeLimiter } from "../protocol/asking/index.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
-import { type KeepAliveClock, sharedClock } from "./keep-alive-clock.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
@@ -111,8 +110,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private disconnected = false;
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
-  /** The keep-alive clock this exchange waits in (upgrade while pending, pings once a stream). */
-  private keepAlive: KeepAliveClock<HttpExchange> | null = null;
+  private keepAlive: NodeJS.Timeout | undefined;
   /** What the request holds (see {@link hold}); `limits` null once given back. */
   private limits: ExchangeLimits | null = null;
   private origin = "";
@@ -249,9 +247,10 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
 
   /** Arms the keep-alive timer of {@link keepAliveWhilePending} (from {@link armLater}). */
   armKeepAlive(): void {
-    if (this.state !== PENDING || this.keepAlive !== null) return;
-    this.keepAlive = sharedClock("upgrade", this.keepAliveMs, false, upgradeExchange);
-    this.keepAlive.add(this);
+    if (this.state !== PENDING || this.keepAlive !== undefined) return;
+    const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
+    timer.unref();
+    this.keepAlive = timer;
   }
 
   /** Opens the stream of a call still waiting, with a first keep-alive (timer callback). */
@@ -296,20 +295,18 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.target.writeHead(200, headers);
     this.target.flushHeaders();
     this.state = STREAMING;
-    // A call that asked for a stream before its upgrade came due leaves the upgrade clock.
-    this.keepAlive?.remove(this);
-    this.keepAlive = null;
     if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
-      this.keepAlive = sharedClock("ping", this.keepAliveMs, true, pingExchange);
-      this.keepAlive.add(this);
+      const timer = setInterval(pingExchange, this.keepAliveMs, this);
+      timer.unref();
+      this.keepAlive = timer;
     }
   }
 
   private finish(status: number): void {
     this.state = DONE;
-    if (this.keepAlive !== null) {
-      this.keepAlive.remove(this);
-      this.keepAlive = null;
+    if (this.keepAlive !== undefined) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
     }
     this.wake();
     this.recorder?.(this.method, status, this.startedAt);

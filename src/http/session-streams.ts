@@ -8,7 +8,6 @@
  * network drop is not locked out. Keep-alive comments keep proxies from reaping an idle stream;
  * a client that does not read is cut once `maxBufferedBytes` wait for it; a hang-up frees all.
  */
-import { KeepAliveClock } from "./keep-alive-clock.js";
 import type { CloseSignal, ResponseTarget } from "./transport.js";
 
 const KEEP_ALIVE = ": keepalive\n\n";
@@ -23,6 +22,7 @@ export interface SessionStreamsOptions {
 
 class SessionStream {
   readonly target: ResponseTarget;
+  timer: NodeJS.Timeout | undefined;
   /** Gives back what the stream holds (its scope's stream unit); called once. */
   onEnd: (() => void) | null;
   constructor(target: ResponseTarget, onEnd: (() => void) | null) {
@@ -43,15 +43,12 @@ class SessionStream {
  */
 export class SessionStreams {
   private readonly streams = new Map<string, SessionStream>();
+  private readonly keepAliveMs: number;
   private readonly maxBufferedBytes: number;
-  /** One timer pings every open stream (null without keep-alives). */
-  private readonly pings: KeepAliveClock<SessionStream> | null;
 
   constructor(options: SessionStreamsOptions) {
+    this.keepAliveMs = options.keepAliveMs;
     this.maxBufferedBytes = options.maxBufferedBytes;
-    const ms = options.keepAliveMs;
-    this.pings =
-      ms > 0 && ms !== Number.POSITIVE_INFINITY ? new KeepAliveClock(ms, true, ping) : null;
   }
 
   /** Open streams. */
@@ -86,7 +83,10 @@ export class SessionStreams {
     });
     target.flushHeaders();
     this.streams.set(sessionId, stream);
-    this.pings?.add(stream);
+    if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
+      stream.timer = setInterval(ping, this.keepAliveMs, stream);
+      stream.timer.unref();
+    }
     closed.onClose(() => this.forget(sessionId, stream));
   }
 
@@ -125,7 +125,8 @@ export class SessionStreams {
   }
 
   private forget(sessionId: string, stream: SessionStream): void {
-    this.pings?.remove(stream);
+    if (stream.timer !== undefined) clearInterval(stream.timer);
+    stream.timer = undefined;
     if (this.streams.get(sessionId) === stream) this.streams.delete(sessionId);
     const onEnd = stream.onEnd;
     stream.onEnd = null;
