@@ -261,10 +261,11 @@ promises, and the rest the closures, contexts, arrays and boxed numbers that tie
 Cut so far (heap snapshots of 1 000 held calls, before → after): the per-connection timer,
 callback and \`close\` listener of the silent-connection check (one timer now serves every
 connection: 2026-07-28 10,891 → 10,477 B per call in all); on 2026-07-28 calls that never ask, the
-\`InputRound\`'s Map and object; the keep-alive timer of every call and stream (a 2026 call's
-upgrade to a stream after 15 s, a 2025 stream's pings, a session's GET stream: one timer per
-interval serves them all; with the previous cut, 2026-07-28 10,477 → 9,992 B, 2025-11-25
-10,103 → 9,931 B).
+\`InputRound\`'s Map and object. The figures below were measured with one more cut since taken
+back: one keep-alive timer per interval for every call and stream (2025-11-25 10,103 → 9,931 B
+per call). On Cloudflare's workerd a timer belongs to the request that armed it, so a shared one
+never reached the other requests' streams; each call and stream has its own timer again, about
+170 B more per held call than the table shows.
 
 Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
 \`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream
