@@ -3,37 +3,12 @@
 // src/http/ — whatever kind of function it is — while its allow-list exempts only functions
 // outside src/http/.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { checkParams, longSignatures } from "../../scripts/check-params.js";
+import { scriptCheck } from "../helpers/script-check.js";
 
-const roots: string[] = [];
-after(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-/** Writes `files` (path → source) under a fresh temporary directory and returns it. */
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), "check-params-"));
-  roots.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
-
-/** Runs the checker as CI does (`node --import tsx scripts/check-params.ts <dir>`). */
-function runCli(srcDir: string) {
-  return spawnSync(process.execPath, ["--import", "tsx", "scripts/check-params.ts", srcDir], {
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-}
+const { tree, runCli } = scriptCheck("check-params.ts");
 
 const FOUR =
   "export function four(a: number, b: number, c: number, d: number) { return a + b + c + d; }\n";

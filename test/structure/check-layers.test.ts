@@ -2,37 +2,12 @@
 // tree that points down and fail, through the same command CI runs, on a cycle, an upward or
 // sideways import, and a directory missing from its table.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { checkLayers } from "../../scripts/check-layers.js";
+import { scriptCheck } from "../helpers/script-check.js";
 
-const roots: string[] = [];
-after(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-/** Writes `files` (path → source) under a fresh temporary directory and returns it. */
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), "check-layers-"));
-  roots.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
-
-/** Runs the checker as CI does (`node --import tsx scripts/check-layers.ts <dir>`). */
-function runCli(srcDir: string) {
-  return spawnSync(process.execPath, ["--import", "tsx", "scripts/check-layers.ts", srcDir], {
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-}
+const { tree, runCli } = scriptCheck("check-layers.ts");
 
 const DOWNWARD = {
   "errors.ts": "export class E extends Error {}\n",

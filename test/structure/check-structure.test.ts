@@ -3,37 +3,12 @@
 // through the same command CI runs, on a file of 701 lines or a folder of 16 files, naming each
 // offender and its size.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { checkStructure, lineCount } from "../../scripts/check-structure.js";
+import { scriptCheck } from "../helpers/script-check.js";
 
-const roots: string[] = [];
-after(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-/** Writes `files` (path → text) under a fresh temporary directory and returns it. */
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), "check-structure-"));
-  roots.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
-
-/** Runs the checker as CI does (`node --import tsx scripts/check-structure.ts <dir>`). */
-function runCli(srcDir: string) {
-  return spawnSync(process.execPath, ["--import", "tsx", "scripts/check-structure.ts", srcDir], {
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-}
+const { tree, runCli } = scriptCheck("check-structure.ts");
 
 /** A module of `n` lines. */
 const lines = (n: number): string => "export const x = 1;\n".repeat(n);
