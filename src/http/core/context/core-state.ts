@@ -30,9 +30,10 @@ export interface EndpointConfig {
   readonly maxBodyBytes: number;
   /**
    * Most bytes of bodies being read at once, per scope the request comes from and in all
-   * (body-budget.ts); absent: 8 and 64 bodies of `maxBodyBytes`.
+   * (body-budget.ts): `limits.maxBodyBytesInFlightPerScope` and `limits.maxBodyBytesInFlight`,
+   * whose defaults the server's options decide.
    */
-  readonly bodyBudget?: { readonly perScope: number; readonly total: number };
+  readonly bodyBudget: { readonly perScope: number; readonly total: number };
   /** Total time a body may take to arrive once reading began; 408 beyond. 0 = no limit. */
   readonly bodyTimeoutMs: number;
   /** Per-scope (and global) counters of running requests and of request-scoped SSE streams. */
@@ -95,8 +96,8 @@ export class CoreState {
     this.config = config;
     this.recorder = config.metrics === null ? null : config.metrics.recordRequest;
     this.bodyBudget = new BodyBudget({
-      maxPerScope: config.bodyBudget?.perScope ?? 8 * config.maxBodyBytes,
-      maxTotal: config.bodyBudget?.total ?? 64 * config.maxBodyBytes,
+      maxPerScope: config.bodyBudget.perScope,
+      maxTotal: config.bodyBudget.total,
     });
     this.streams = sessions === null ? null : (config.streams ?? null);
     const allow =
