@@ -8,10 +8,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { until } from "../server/fixtures.js";
-import { modern, untilTerminal } from "../tasks/wire.js";
+import { askNameTaskTool, modern, untilTerminal } from "../tasks/wire.js";
 
 const ALICE = "alice-secret-0123456789";
 const MALLORY = "mallory-secret-0123456789";
@@ -22,21 +21,7 @@ describe("tasks/update on a task that is asking", () => {
 
   before(async () => {
     server = createMcpServer({
-      tools: [
-        defineTool({
-          name: "ask_name",
-          description: "Asks a name through the task, then greets",
-          task: "optional",
-          handler: async (_args, ctx) => {
-            const answer = await ctx.elicit(
-              "Your name?",
-              { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
-              { key: "name" },
-            );
-            return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "no name";
-          },
-        }),
-      ],
+      tools: [askNameTaskTool()],
       auth: { tokens: { [ALICE]: "alice", [MALLORY]: "mallory" } },
       onError: false,
     });

@@ -15,6 +15,7 @@ import { defineTool } from "../../src/protocol/index.js";
 import { createMcpServer, type McpServer } from "../../src/server/index.js";
 import { until } from "../server/fixtures.js";
 import {
+  askNameTaskTool,
   modern,
   TASKS_EXTENSION,
   taskTestTools,
@@ -37,19 +38,7 @@ describe("tasks, 2026-07-28 (tasks extension)", () => {
         countTool,
         watchedTool(runs),
         ...taskTestTools(),
-        defineTool({
-          name: "ask_name",
-          description: "Asks a name through the task, then greets",
-          task: "optional",
-          handler: async (_args, ctx) => {
-            const answer = await ctx.elicit(
-              "Your name?",
-              { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
-              { key: "name" },
-            );
-            return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "no name";
-          },
-        }),
+        askNameTaskTool(),
         defineTool({
           name: "throws",
           description: "Throws",

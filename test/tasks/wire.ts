@@ -136,6 +136,26 @@ export function taskTestTools() {
   ];
 }
 
+/**
+ * `ask_name`: a tool that may run as a task and asks the client a name through it
+ * (`ctx.elicit`, form mode), then greets ("no name" when declined).
+ */
+export function askNameTaskTool() {
+  return defineTool({
+    name: "ask_name",
+    description: "Asks a name through the task, then greets",
+    task: "optional",
+    handler: async (_args, ctx) => {
+      const answer = await ctx.elicit(
+        "Your name?",
+        { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        { key: "name" },
+      );
+      return answer.action === "accept" ? `Hello, ${answer.content.name}!` : "no name";
+    },
+  });
+}
+
 /** Opens a 2025-11-25 session; resolves its id. */
 export async function openSession(url: string): Promise<string> {
   const answer = await rpc(url, {
