@@ -28,6 +28,7 @@ export class SessionJanitor {
     this.store = store;
     this.ttlMs = ttlMs;
     this.clock = clock;
+    store.idleTtl?.(ttlMs);
     this.timer = setInterval(() => void this.sweep(), intervalMs);
     this.timer.unref();
   }

@@ -96,6 +96,12 @@ export interface SessionStore {
   delete(id: string): Promise<boolean>;
   /** Removes sessions idle for strictly more than `ttlMs` at `now`; resolves how many. */
   cleanup(ttlMs: number, now: number): Promise<number>;
+  /**
+   * Optional: told once, when the server's janitor starts, the idle TTL it will pass to
+   * `cleanup`. A shared store may use it to refresh a session less often than on every `get`
+   * (`RedisSessionStore`: at most once per a 32nd of the TTL), never removing it sooner.
+   */
+  idleTtl?(ttlMs: number): void;
   /** Number of sessions. */
   size(): Promise<number>;
   /** Releases resources. Idempotent. */

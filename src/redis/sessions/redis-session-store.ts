@@ -4,9 +4,9 @@
  *
  * Key layout, under one hash tag `{t}` = `{prefix}` (one Redis Cluster slot, so that the
  * per-creator quota and the eviction of the largest creator stay atomic): `{t}:sess:<id>` HASH
- * (the record's fields), `{t}:sessions` ZSET (id → lastSeenAt: the global bound, the size and the
+ * (the record's fields), `{t}:sessions` ZSET (id → the end of its refresh window: the global bound, the size and the
  * idle-TTL sweep without a scan), `{t}:sc:<creator>` ZSET (one creating scope's sessions by
- * lastSeenAt), `{t}:creators` ZSET (creator → count and order of reaching it), `{t}:cseq`,
+ * the same score), `{t}:creators` ZSET (creator → count and order of reaching it), `{t}:cseq`,
  * `{t}:cbytes` ZSET (creator → bytes of its records: the per-creator byte budget and the global
  * one's largest creator), `{t}:sbytes` (bytes of every record), `{t}:epoch` (a token set by the
  * first node to connect: a node that finds it gone or changed knows Redis lost its data).
@@ -45,6 +45,18 @@ function limitArg(limit: number): string {
   return Number.isFinite(limit) ? String(limit) : "-1";
 }
 
+/** The longest a refresh holds, whatever the TTL. */
+const MAX_REFRESH_WINDOW_MS = 60_000;
+
+/**
+ * The refresh window for a TTL: a 32nd of it, at most {@link MAX_REFRESH_WINDOW_MS}. A session is
+ * removed after at least the TTL idle, and at most this much later (besides the janitor's period).
+ */
+export function refreshWindowFor(ttlMs: number): number {
+  if (!(ttlMs >= 0)) return 0;
+  return Math.min(Math.floor(ttlMs / 32), MAX_REFRESH_WINDOW_MS);
+}
+
 export type { RedisSessionStoreOptions };
 
 /**
@@ -81,6 +93,13 @@ export class RedisSessionStore implements SessionStore {
   private readonly local: LocalCopy;
   private readonly epoch: EpochWatch;
   private readonly endedFeed: EndedFeed;
+  /**
+   * How long a refresh holds (ms, as a script argument): a get refreshes a session only once the
+   * window of its last refresh has passed (session-scripts.ts GET). A 32nd of the TTL the janitor
+   * sweeps with (at most a minute), told by `idleTtl` (or the first `cleanup`); until then every
+   * get refreshes.
+   */
+  private refreshWindow = "0";
   private flushing = false;
   private flushAgain = false;
   private closed = false;
@@ -173,6 +192,10 @@ export class RedisSessionStore implements SessionStore {
     return "created";
   }
 
+  /**
+   * The session, or undefined. Its `lastSeenAt` is Redis's time of its latest refresh: within a
+   * refresh window of that (see {@link RedisSessionStore.cleanup}) a get writes nothing.
+   */
   async get(id: string): Promise<SessionRecord | undefined> {
     return this.read(id, true);
   }
@@ -182,7 +205,14 @@ export class RedisSessionStore implements SessionStore {
     const keys = this.keys;
     const flat = await this.calls.run(
       (c) =>
-        c.conduitMcpSessionGetV3(keys.sessions, this.sessionKey(id), id, this.now(), keys.luaBase),
+        c.conduitMcpSessionGetV4(
+          keys.sessions,
+          this.sessionKey(id),
+          id,
+          this.now(),
+          keys.luaBase,
+          this.refreshWindow,
+        ),
       UNAVAILABLE,
     );
     if (flat === UNAVAILABLE) return this.local.touch(id);
@@ -245,11 +275,14 @@ export class RedisSessionStore implements SessionStore {
   /**
    * Removes sessions idle strictly longer than `ttlMs` by Redis's clock (`now`, this node's
    * clock, is not used: a node whose clock is ahead must not wipe sessions it did not age; with a
-   * test `clock`, `now` is used as the memory store uses it).
+   * test `clock`, `now` is used as the memory store uses it). Idle time counts from the end of a
+   * session's last refresh window (the first call also sets that window, {@link refreshWindowFor}:
+   * a session is never removed sooner than `ttlMs` after its last use, at most a window later).
    */
   async cleanup(ttlMs: number, now: number): Promise<number> {
     if (!Number.isFinite(ttlMs)) return 0;
     const ttl = String(Math.max(0, Math.floor(ttlMs)));
+    this.idleTtl(ttlMs);
     const at = this.clock === null ? "" : String(now);
     let removed = 0;
     for (let page = 0; page < 10_000; page++) {
@@ -264,6 +297,14 @@ export class RedisSessionStore implements SessionStore {
     // The local copy ages by this node's monotonic clock (it never compares with other nodes).
     this.local.dropIdle(performance.now() - ttlMs);
     return removed;
+  }
+
+  /**
+   * The idle TTL the janitor sweeps with: from now on a get refreshes a session at most once per
+   * {@link refreshWindowFor} of it (the first `cleanup` tells it too).
+   */
+  idleTtl(ttlMs: number): void {
+    this.refreshWindow = String(refreshWindowFor(ttlMs));
   }
 
   async size(): Promise<number> {

@@ -1,0 +1,175 @@
+/**
+ * RedisSessionStore refreshes a session at most once per refresh window (a 32nd of the janitor's
+ * TTL, at most a minute): a get within the window writes nothing (one HGETALL in one script), and
+ * the idle sweep counts from the end of the window, so a session is never removed sooner than the
+ * TTL after its last use, and at most a window later. Counted with `INFO commandstats` on a
+ * private redis-server.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+
+import { Redis } from "ioredis";
+
+import { RedisSessionStore } from "../../src/redis/index.js";
+import { refreshWindowFor } from "../../src/redis/sessions/redis-session-store.js";
+import { SessionJanitor } from "../../src/sessions/index.js";
+import type { SessionRecord } from "../../src/sessions/session-store.js";
+import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
+import { freshPrefix } from "./helpers.js";
+
+const skip = redisSkipReason();
+
+function session(id: string, at: number): SessionRecord {
+  return {
+    id,
+    principalId: null,
+    creatorScope: "ip:127.0.0.1",
+    protocolVersion: "2025-11-25",
+    createdAt: at,
+    lastSeenAt: at,
+    logLevel: null,
+  };
+}
+
+/** Calls per command since the server started, from `INFO commandstats`. */
+async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const text = await redis.info("commandstats");
+  const calls = new Map<string, number>();
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls.set(m[1] as string, Number(m[2]));
+  }
+  return calls;
+}
+
+function writesBetween(a: Map<string, number>, b: Map<string, number>): number {
+  return ["hset", "zadd"].reduce((n, k) => n + (b.get(k) ?? 0) - (a.get(k) ?? 0), 0);
+}
+
+describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
+  let server: RedisServer;
+  let inspect: Redis;
+  const stores: RedisSessionStore[] = [];
+  async function make(options: Partial<ConstructorParameters<typeof RedisSessionStore>[0]> = {}) {
+    const store = new RedisSessionStore({
+      redis: server.url,
+      prefix: freshPrefix("refresh"),
+      logger: () => {},
+      ...options,
+    });
+    stores.push(store);
+    assert.ok(await store.ready(5_000));
+    return store;
+  }
+
+  before(async () => {
+    server = await startRedisServer();
+    inspect = new Redis(server.url);
+  });
+  after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    inspect?.disconnect();
+    await server?.stop();
+  });
+
+  it("the window is a 32nd of the TTL, at most a minute", () => {
+    assert.equal(refreshWindowFor(3_200), 100);
+    assert.equal(refreshWindowFor(30 * 60_000), 56_250);
+    assert.equal(refreshWindowFor(24 * 3_600_000), 60_000);
+    assert.equal(refreshWindowFor(10), 0);
+    assert.equal(refreshWindowFor(Number.POSITIVE_INFINITY), 60_000);
+    assert.equal(refreshWindowFor(Number.NaN), 0);
+  });
+
+  it("the server's janitor tells the store its TTL when it starts, before its first sweep", async () => {
+    let now = 5_000;
+    const store = await make({ clock: () => now });
+    await store.create(session("j", now));
+    const janitor = new SessionJanitor(store, 3_200, 60_000); // window 100 ms
+    try {
+      now = 5_010;
+      assert.equal((await store.get("j"))?.lastSeenAt, 5_010);
+      now = 5_050;
+      assert.equal((await store.get("j"))?.lastSeenAt, 5_010, "within the window");
+    } finally {
+      janitor.stop();
+    }
+  });
+
+  it("before the janitor's first sweep every get refreshes; after it, one get per window writes", async () => {
+    let now = 1_000;
+    const store = await make({ clock: () => now });
+    assert.equal(await store.create(session("s", now)), "created");
+    const t0 = await commandCalls(inspect);
+    now = 1_010;
+    assert.equal((await store.get("s"))?.lastSeenAt, 1_010);
+    now = 1_020;
+    assert.equal((await store.get("s"))?.lastSeenAt, 1_020);
+    const t1 = await commandCalls(inspect);
+    assert.equal(writesBetween(t0, t1), 6, "two refreshes of hash, sessions and creator ZSETs");
+    // The janitor sweeps with a TTL of 3.2 s: a window of 100 ms from now on.
+    assert.equal(await store.cleanup(3_200, now), 0);
+    now = 1_030;
+    assert.equal((await store.get("s"))?.lastSeenAt, 1_030, "the last refresh had no window");
+    const t2 = await commandCalls(inspect);
+    for (const at of [1_040, 1_080, 1_129]) {
+      now = at;
+      assert.equal((await store.get("s"))?.lastSeenAt, 1_030, "within the window: not written");
+    }
+    const t3 = await commandCalls(inspect);
+    assert.equal(writesBetween(t2, t3), 0, "no write within the window");
+    assert.equal((t3.get("hgetall") ?? 0) - (t2.get("hgetall") ?? 0), 3, "one read per get");
+    now = 1_130;
+    assert.equal((await store.get("s"))?.lastSeenAt, 1_130, "the window has passed: refreshed");
+    assert.equal(writesBetween(t3, await commandCalls(inspect)), 3);
+  });
+
+  it("a session is never swept sooner than the TTL after its last use, and at most a window later", async () => {
+    let now = 10_000;
+    const prefix = freshPrefix("refresh-sweep");
+    const store = await make({ prefix, clock: () => now });
+    await store.create(session("used", now));
+    await store.create(session("idle", now));
+    await store.cleanup(3_200, now); // window 100 ms
+    await store.get("used"); // refreshed at 10 000, window to 10 100
+    now = 10_090;
+    await store.get("used"); // within the window: its last use, not written
+    // Idle exactly the TTL since its last use (10 090): kept; "idle" (10 000) is swept.
+    now = 10_090 + 3_200;
+    assert.equal(await store.cleanup(3_200, now), 1);
+    assert.notEqual(await inspect.zscore(`{${prefix}}:sessions`, "used"), null);
+    // Idle past the TTL counted from the window's end: swept.
+    now = 10_100 + 3_200 + 1;
+    assert.equal(await store.cleanup(3_200, now), 1);
+    assert.equal(await store.get("used"), undefined);
+  });
+
+  it("with Redis's clock, twenty gets in a row on two nodes write once each at most", async () => {
+    const prefix = freshPrefix("refresh-time");
+    const a = await make({ prefix });
+    const b = await make({ prefix });
+    assert.equal(await a.create(session("t", Date.now())), "created");
+    await a.cleanup(32 * 60_000, Date.now()); // window 60 s
+    await b.cleanup(32 * 60_000, Date.now());
+    const t0 = await commandCalls(inspect);
+    for (let i = 0; i < 10; i++) {
+      assert.notEqual(await a.get("t"), undefined);
+      assert.notEqual(await b.get("t"), undefined);
+    }
+    const t1 = await commandCalls(inspect);
+    // The create wrote no window: the first get refreshes, the other nineteen only read.
+    assert.equal(writesBetween(t0, t1), 3);
+    assert.equal((t1.get("time") ?? 0) - (t0.get("time") ?? 0), 20, "one TIME per get");
+  });
+
+  it("a stored refresh time further ahead than a window (a forged record, a clock stepped back) is refreshed", async () => {
+    let now = 50_000;
+    const prefix = freshPrefix("refresh-ahead");
+    const store = await make({ prefix, clock: () => now });
+    await store.create(session("f", now));
+    await store.cleanup(3_200, now);
+    await inspect.hset(`{${prefix}}:sess:f`, "until", String(now + 3_600_000));
+    now = 50_010;
+    assert.equal((await store.get("f"))?.lastSeenAt, 50_010);
+    assert.equal(await inspect.zscore(`{${prefix}}:sessions`, "f"), String(50_110));
+  });
+});
