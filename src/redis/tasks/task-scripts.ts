@@ -209,20 +209,22 @@ local function stamp(key, now)
 end
 
 -- Makes a live task terminal: it leaves its owner's running set, gets its expiry, joins the
--- finished indexes, and the change is announced.
-local function terminate(base, key, member, status, ctx)
-  local f = redis.call('HMGET', key, 'o', 'sc', 'id', 'j', 'l')
-  local now = stamp(key, ctx.now)
+-- finished indexes, and the change is announced. \`counted\`: the caller removed its input
+-- requests and recounted its bytes already (finish), so they are not counted again.
+local function terminate(base, key, member, status, ctx, counted)
+  local f = redis.call('HMGET', key, 'o', 'sc', 'id', 'j', 'l', 'u', 'b')
+  -- lastUpdatedAt never goes back (a clock stepping back).
+  local now = ctx.now
+  if num(f[6]) > now then now = num(f[6]) end
   if f[1] then redis.call('SREM', base .. ':trun:' .. f[1], member) end
   local expires = now + num(f[5])
   redis.call('HSET', key, 's', status, 'u', int(now), 'e', int(expires))
   redis.call('HDEL', key, 'o', 'ir')
   redis.call('ZADD', base .. ':texp', int(expires), member)
-  local bucket = redis.call('HGET', key, 'b')
-  if bucket then
-    redis.call('ZADD', base .. ':tbd:' .. bucket, redis.call('INCR', base .. ':tseq'), member)
+  if f[7] then
+    redis.call('ZADD', base .. ':tbd:' .. f[7], redis.call('INCR', base .. ':tseq'), member)
   end
-  recount(base, key)
+  if not counted then recount(base, key) end
   announce(ctx.channel, status, ctx.node, f[3], f[4])
 end
 
@@ -232,14 +234,21 @@ end
 -- Redis itself was away (stalled, failing over, restarted) and no node could renew.
 -- Leases that lapsed then say nothing about the nodes, so for one lease after such a gap no task is
 -- failed for its owner's lease: the live nodes renew in the meantime, the dead ones do not.
-local function judging(base, now, leaseMs)
-  local last = tonumber(redis.call('GET', base .. ':tlast') or 0)
-  local grace = tonumber(redis.call('GET', base .. ':tgrace') or 0)
-  if now - last > leaseMs * 2 / 3 then
+-- \`tlast\` is written by every lease renewal (\`beat\`), and by any other script only once it is a
+-- sixth of a lease old: reads and writes of tasks do not each write it, and a gap it shows is at
+-- most a sixth of a lease longer than the true one (renewals, every third of a lease, keep it
+-- well under two thirds).
+local function judging(base, now, leaseMs, beat)
+  local at = redis.call('MGET', base .. ':tlast', base .. ':tgrace')
+  local last, grace = tonumber(at[1]) or 0, tonumber(at[2]) or 0
+  local gap = now - last > leaseMs * 2 / 3
+  if gap then
     grace = now + leaseMs
     redis.call('SET', base .. ':tgrace', int(grace))
   end
-  if now > last then redis.call('SET', base .. ':tlast', int(now)) end
+  if now > last and (beat or gap or now - last >= leaseMs / 6) then
+    redis.call('SET', base .. ':tlast', int(now))
+  end
   return now >= grace
 end
 
@@ -248,22 +257,30 @@ end
 local function context(argv)
   local now = nowMs(argv[2])
   return { now = now, channel = argv[3], node = argv[4], orphanMessage = argv[5],
-    orphanError = argv[6], judging = judging(argv[1], now, tonumber(argv[7])) }
+    orphanError = argv[6], judging = judging(argv[1], now, tonumber(argv[7]), false) }
 end
 
--- Whether the task exists and has not expired (an expired task is gone for every read at once;
--- the sweep removes it). A running task whose owner's lease is gone is failed first: no reader
--- ever sees a dead node's task as still working, whether or not a sweep ran.
+-- The status of a task from its fields s (status), e (expiresAt) and o (owner), false when it
+-- does not exist or has expired (an expired task is gone for every read at once; the sweep removes
+-- it). A running task whose owner's lease is gone is failed first (then its status is 'failed'
+-- and the second value true): no reader ever sees a dead node's task as still working, whether
+-- or not a sweep ran.
+local function settle(base, key, member, ctx, s, e, o)
+  if not s then return false, false end
+  if e and ctx.now >= num(e) then return false, false end
+  if o and ctx.judging and not TERMINAL[s]
+    and redis.call('EXISTS', base .. ':tlease:' .. o) == 0 then
+    redis.call('HSET', key, 'm', ctx.orphanMessage, 'er', ctx.orphanError)
+    terminate(base, key, member, 'failed', ctx, false)
+    return 'failed', true
+  end
+  return s, false
+end
+
+-- The task's status when it exists and has not expired, else false (see settle).
 local function live(base, key, member, ctx)
   local f = redis.call('HMGET', key, 's', 'e', 'o')
-  if f[1] == false then return false end
-  if f[2] and ctx.now >= num(f[2]) then return false end
-  if f[3] and ctx.judging and not TERMINAL[f[1]]
-    and redis.call('EXISTS', base .. ':tlease:' .. f[3]) == 0 then
-    redis.call('HSET', key, 'm', ctx.orphanMessage, 'er', ctx.orphanError)
-    terminate(base, key, member, 'failed', ctx)
-  end
-  return true
+  return (settle(base, key, member, ctx, f[1], f[2], f[3]))
 end
 `;
 
@@ -310,9 +327,12 @@ end
 local now = ctx.now
 if ARGV[18] ~= '' then now = tonumber(ARGV[18]) end
 local member = pairMember(scope, id)
+-- The hash is new: its bytes are its status message's, if it has one.
+local bytes = 0
+if ARGV[13] == 's' then bytes = string.len(ARGV[14]) end
 redis.call('HSET', KEYS[1], 's', 'working', 'c', int(now), 'u', int(now), 'l', ARGV[11], 'p', ARGV[12],
-  'o', ctx.node, 'sc', scope, 'j', ARGV[10], 'id', id, 'b', bucket, 'n', 0)
-setOptional(KEYS[1], 'm', ARGV[13], ARGV[14])
+  'o', ctx.node, 'sc', scope, 'j', ARGV[10], 'id', id, 'b', bucket, 'n', bytes)
+if ARGV[13] == 's' then redis.call('HSET', KEYS[1], 'm', ARGV[14]) end
 local seq = redis.call('INCR', base .. ':tseq')
 redis.call('ZADD', KEYS[2], seq, id)
 redis.call('ZADD', KEYS[3], seq, member)
@@ -321,7 +341,10 @@ redis.call('SADD', KEYS[5], member)
 redis.call('SADD', KEYS[6], ctx.node)
 redis.call('SET', KEYS[7], ctx.node, 'PX', ARGV[7])
 syncBucket(base, bucket)
-recount(base, KEYS[1])
+if bytes > 0 then
+  redis.call('ZINCRBY', base .. ':tbbytes', bytes, bucket)
+  redis.call('INCRBY', base .. ':tbytes', bytes)
+end
 if evictedId ~= '' then announce(ctx.channel, 'evicted', ctx.node, evictedId, evictedScope) end
 return { 1, int(now), evictedScope, evictedId, epochOf(base) }
 `;
@@ -332,8 +355,13 @@ return { 1, int(now), evictedScope, evictedId, epochOf(base) }
  */
 export const TASK_GET_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
-if not live(ARGV[1], KEYS[1], ARGV[8], ctx) then return false end
-return redis.call('HGETALL', KEYS[1])
+local all = redis.call('HGETALL', KEYS[1])
+local f = {}
+for i = 1, #all, 2 do f[all[i]] = all[i + 1] end
+local status, failed = settle(ARGV[1], KEYS[1], ARGV[8], ctx, f.s or false, f.e or false, f.o or false)
+if not status then return false end
+if failed then return redis.call('HGETALL', KEYS[1]) end
+return all
 `;
 
 /**
@@ -350,9 +378,12 @@ return redis.call('HGETALL', KEYS[1])
 export const TASK_UPDATE_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
-if redis.call('EXISTS', key) == 0 and epochOf(ARGV[1]) ~= ARGV[16] then return { -2 } end
-if not live(ARGV[1], key, ARGV[8], ctx) then return { 0 } end
-if TERMINAL[redis.call('HGET', key, 's')] then return { 0 } end
+local status = live(ARGV[1], key, ARGV[8], ctx)
+if not status then
+  if redis.call('EXISTS', key) == 0 and epochOf(ARGV[1]) ~= ARGV[16] then return { -2 } end
+  return { 0 }
+end
+if TERMINAL[status] then return { 0 } end
 if ARGV[9] ~= '' then redis.call('HSET', key, 's', ARGV[9]) end
 setOptional(key, 'm', ARGV[10], ARGV[11])
 setOptional(key, 'ir', ARGV[12], ARGV[13])
@@ -386,39 +417,59 @@ return out
 export const TASK_FINISH_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local base, key, member = ARGV[1], KEYS[1], ARGV[8]
-if redis.call('EXISTS', key) == 0 and epochOf(base) ~= ARGV[16] then return { -2 } end
-if not live(base, key, member, ctx) then return { 0 } end
-if TERMINAL[redis.call('HGET', key, 's')] then return { 0 } end
+-- Every field the finish reads, in one call: status, expiry, owner (live), bucket, bytes, message,
+-- and the result and error fields (a running task has neither; counted if one is there).
+local f = redis.call('HMGET', key, 's', 'e', 'o', 'b', 'n', 'm', 'r', 'er')
+local status = settle(base, key, member, ctx, f[1], f[2], f[3])
+if not status then
+  if redis.call('EXISTS', key) == 0 and epochOf(base) ~= ARGV[16] then return { -2 } end
+  return { 0 }
+end
+if TERMINAL[status] then return { 0 } end
 local maxBucket, maxAll = tonumber(ARGV[14]), tonumber(ARGV[15])
-local f = redis.call('HMGET', key, 'b', 'n', 'm')
-local bucket = f[1]
+local bucket, before = f[4], num(f[5])
+local message = f[6]
+if ARGV[12] == 's' then message = ARGV[13] elseif ARGV[12] == 'c' then message = false end
+local after = string.len(ARGV[11])
+if message then after = after + string.len(message) end
 if bucket and maxBucket >= 0 then
-  local message = f[3]
-  if ARGV[12] == 's' then message = ARGV[13] elseif ARGV[12] == 'c' then message = false end
-  local after = string.len(ARGV[11])
-  if message then after = after + string.len(message) end
-  local before = num(f[2])
   while tonumber(redis.call('ZSCORE', base .. ':tbbytes', bucket) or 0) - before + after > maxBucket do
     local oldest = firstOther(base .. ':tbd:' .. bucket, member)
     if not oldest then return { 2 } end
     removeTask(base, oldest)
   end
 end
-redis.call('HSET', key, ARGV[10], ARGV[11])
-setOptional(key, 'm', ARGV[12], ARGV[13])
-redis.call('HDEL', key, 'ir')
-recount(base, key)
+-- Its bytes once finished: the outcome, the message, the other of result and error if one is
+-- there; its input requests go (terminate removes them).
+local other = f[8]
+if ARGV[10] == 'er' then other = f[7] end
+local n = after
+if other then n = n + string.len(other) end
+if ARGV[12] == 's' then
+  redis.call('HSET', key, ARGV[10], ARGV[11], 'm', ARGV[13], 'n', n)
+else
+  redis.call('HSET', key, ARGV[10], ARGV[11], 'n', n)
+  if ARGV[12] == 'c' then redis.call('HDEL', key, 'm') end
+end
 local out = { 1 }
 if bucket then
+  if n ~= before then
+    redis.call('ZINCRBY', base .. ':tbbytes', n - before, bucket)
+    redis.call('INCRBY', base .. ':tbytes', n - before)
+  end
   local gone = {}
-  fitBytes(base, bucket, member, maxBucket, maxAll, gone)
+  -- The bucket's own budget was made room for above (for all but a result or error that was
+  -- there already): only the shard's is left to keep.
+  local bucketBound = -1
+  if other then bucketBound = maxBucket end
+  fitBytes(base, bucket, member, bucketBound, maxAll, gone)
   for i = 1, #gone, 2 do
     announce(ctx.channel, 'evicted', ctx.node, gone[i + 1], gone[i])
     out[#out + 1] = gone[i]
     out[#out + 1] = gone[i + 1]
   end
 end
-terminate(base, key, member, ARGV[9], ctx)
+terminate(base, key, member, ARGV[9], ctx, true)
 return out
 `;
 
@@ -430,11 +481,12 @@ return out
 export const TASK_CANCEL_SCRIPT = `${COMMON}
 local ctx = context(ARGV)
 local key = KEYS[1]
-if not live(ARGV[1], key, ARGV[8], ctx) then return { -1 } end
+local status = live(ARGV[1], key, ARGV[8], ctx)
+if not status then return { -1 } end
 local code = 0
-if not TERMINAL[redis.call('HGET', key, 's')] then
+if not TERMINAL[status] then
   setOptional(key, 'm', ARGV[9], ARGV[10])
-  terminate(ARGV[1], key, ARGV[8], 'cancelled', ctx)
+  terminate(ARGV[1], key, ARGV[8], 'cancelled', ctx, false)
   code = 1
 end
 local out = { code }
@@ -453,9 +505,10 @@ local done = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local member = pairMember(scope, id)
   local key = base .. ':tk:' .. member
-  if live(base, key, member, ctx) and not TERMINAL[redis.call('HGET', key, 's')] then
+  local status = live(base, key, member, ctx)
+  if status and not TERMINAL[status] then
     setOptional(key, 'm', ARGV[9], ARGV[10])
-    terminate(base, key, member, 'cancelled', ctx)
+    terminate(base, key, member, 'cancelled', ctx, false)
     done[#done + 1] = id
   end
 end
@@ -545,7 +598,7 @@ export const TASK_RENEW_LEASE_SCRIPT = `${COMMON}
 local had = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[1])
-judging(ARGV[3], nowMs(ARGV[4]), tonumber(ARGV[2]))
+judging(ARGV[3], nowMs(ARGV[4]), tonumber(ARGV[2]), true)
 return had
 `;
 

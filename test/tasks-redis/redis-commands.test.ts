@@ -1,0 +1,139 @@
+/**
+ * What a task costs Redis, counted with `INFO commandstats` on a private redis-server: a
+ * `tasks/get` of a running task reads (one `HGETALL`, the clock and the lease bookkeeping in one
+ * `MGET`) and writes nothing; a finish writes its outcome, its byte count and the finished indexes
+ * once each. And the byte counts a finish leaves (the task's, its bucket's, the shard's) are those
+ * of its fields, as the budgets need.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+
+import { Redis } from "ioredis";
+
+import { RedisTaskStore } from "../../src/redis/index.js";
+import { newTaskId } from "../../src/tasks/task-id.js";
+import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
+import { freshPrefix } from "../redis/helpers.js";
+
+const skip = redisSkipReason();
+
+/** Calls per command since the server started, from `INFO commandstats`. */
+async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const text = await redis.info("commandstats");
+  const calls = new Map<string, number>();
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls.set(m[1] as string, Number(m[2]));
+  }
+  return calls;
+}
+
+/** Commands run between two snapshots, by name (the INFO calls themselves left out). */
+function between(a: Map<string, number>, b: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of b) {
+    const d = v - (a.get(k) ?? 0);
+    if (d > 0 && k !== "info") out.set(k, d);
+  }
+  return out;
+}
+
+const total = (m: Map<string, number>) => [...m.values()].reduce((s, v) => s + v, 0);
+const WRITES = ["set", "hset", "hdel", "zadd", "zrem", "sadd", "srem", "incr", "incrby", "zincrby"];
+const writes = (m: Map<string, number>) => WRITES.reduce((s, k) => s + (m.get(k) ?? 0), 0);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("RedisTaskStore: commands per task", { skip: skip ?? false }, () => {
+  let server: RedisServer;
+  let inspect: Redis;
+  const stores: RedisTaskStore[] = [];
+  async function make(prefix: string) {
+    const store = new RedisTaskStore({ redis: server.url, prefix, logger: () => {} });
+    stores.push(store);
+    assert.ok(await store.ready(5_000));
+    return store;
+  }
+
+  before(async () => {
+    server = await startRedisServer();
+    inspect = new Redis(server.url);
+  });
+  after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    inspect?.disconnect();
+    await server?.stop();
+  });
+
+  it("a get of a running task on another node reads and writes nothing; a finish writes each thing once", async () => {
+    const prefix = freshPrefix("task-commands");
+    const a = await make(prefix);
+    const b = await make(prefix);
+    const scope = "session:s1";
+    const taskId = newTaskId();
+    const created = await a.create({
+      scope,
+      bucket: "ip:127.0.0.1",
+      taskId,
+      ttlMs: 60_000,
+      pollIntervalMs: 1_000,
+      statusMessage: "starting",
+    });
+    assert.equal(created.ok, true);
+    assert.equal(await a.update(scope, taskId, { inputRequests: '{"q":{"method":"x"}}' }), true);
+    // Ten polls from another node, a few ms apart (a clock that moves).
+    const t0 = await commandCalls(inspect);
+    for (let i = 0; i < 10; i++) {
+      assert.equal((await b.get(scope, taskId))?.status, "working");
+      await pause(3);
+    }
+    const polls = between(t0, await commandCalls(inspect));
+    assert.equal(writes(polls), 0, `a poll writes nothing: ${JSON.stringify([...polls])}`);
+    // The script, TIME, MGET (lease bookkeeping), HGETALL and the owner's lease: 5 at most.
+    assert.ok(total(polls) <= 50, `10 polls cost ${total(polls)}: ${JSON.stringify([...polls])}`);
+
+    const t1 = await commandCalls(inspect);
+    const result = JSON.stringify({ content: [{ type: "text", text: "done" }] });
+    assert.equal(
+      await a.finish(scope, taskId, { status: "completed", result, statusMessage: "finished" }),
+      "finished",
+    );
+    const finish = between(t1, await commandCalls(inspect));
+    assert.ok(
+      total(finish) <= 20,
+      `a finish cost ${total(finish)}: ${JSON.stringify([...finish])}`,
+    );
+    assert.equal(finish.get("hset"), 2, "the outcome with its bytes, then the terminal status");
+    assert.equal(finish.get("publish"), 1);
+
+    // The byte counts are the fields': result and message (the input requests went).
+    const key = `{${prefix}}:tk:${scope.length}:${scope}${taskId}`;
+    const fields = await inspect.hgetall(key);
+    assert.equal(fields.s, "completed");
+    assert.equal(fields.ir, undefined);
+    const bytes = result.length + JSON.stringify("finished").length;
+    assert.equal(Number(fields.n), bytes);
+    assert.equal(Number(await inspect.zscore(`{${prefix}}:tbbytes`, "ip:127.0.0.1")), bytes);
+    assert.equal(Number(await inspect.get(`{${prefix}}:tbytes`)), bytes);
+    const done = await b.get(scope, taskId);
+    assert.equal(done?.result, result);
+    assert.equal(done?.statusMessage, "finished");
+  });
+
+  it("a failed task's error is counted with its message, and a cleared message is gone", async () => {
+    const prefix = freshPrefix("task-commands-error");
+    const a = await make(prefix);
+    const scope = "principal:alice";
+    const taskId = newTaskId();
+    await a.create({ scope, taskId, ttlMs: 60_000, pollIntervalMs: 1_000, statusMessage: "go" });
+    const error = JSON.stringify({ code: -32603, message: "broke" });
+    assert.equal(
+      await a.finish(scope, taskId, { status: "failed", error, statusMessage: null }),
+      "finished",
+    );
+    const key = `{${prefix}}:tk:${scope.length}:${scope}${taskId}`;
+    const fields = await inspect.hgetall(key);
+    assert.equal(fields.m, undefined);
+    assert.equal(Number(fields.n), error.length);
+    assert.equal(Number(await inspect.zscore(`{${prefix}}:tbbytes`, scope)), error.length);
+    assert.equal(Number(await inspect.get(`{${prefix}}:tbytes`)), error.length);
+  });
+});
