@@ -12,6 +12,7 @@ import { Redis } from "ioredis";
 
 import { RedisSessionStore } from "../../src/redis/index.js";
 import { refreshWindowFor } from "../../src/redis/sessions/redis-session-store.js";
+import { RedisTime, refreshDue } from "../../src/redis/sessions/redis-time.js";
 import { SessionJanitor } from "../../src/sessions/index.js";
 import type { SessionRecord } from "../../src/sessions/session-store.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
@@ -80,6 +81,35 @@ describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
     assert.equal(refreshWindowFor(Number.NaN), 0);
   });
 
+  it("Redis's clock as the node knows it: the script ran between send and answer, then 1 ms/s drift", () => {
+    const time = new RedisTime();
+    assert.equal(time.bounds(0), null);
+    time.learn(1_000_000, 100, 110); // sent at 100, answered at 110 (local ms)
+    assert.deepEqual(time.bounds(110), [1_000_000, 1_000_010]);
+    assert.deepEqual(time.bounds(10_110), [1_009_990, 1_010_020]);
+    time.forget();
+    assert.equal(time.bounds(110), null);
+    // Due: clock unknown, no window, a window that may have ended, or one too far ahead.
+    assert.equal(refreshDue("5000", null, 100), true);
+    assert.equal(refreshDue(undefined, [1_000, 1_000], 100), true);
+    assert.equal(refreshDue("soon", [1_000, 1_000], 100), true);
+    assert.equal(refreshDue("1050", [1_000, 1_010], 100), false);
+    assert.equal(refreshDue("1010", [1_000, 1_010], 100), true, "the upper bound reached it");
+    assert.equal(refreshDue("1111", [1_000, 1_010], 100), true, "ahead by more than a window");
+    assert.equal(refreshDue("1110", [1_000, 1_010], 100), false);
+  });
+
+  it("with Redis's clock, a session is refreshed again once its window has passed", async () => {
+    const store = await make();
+    assert.equal(await store.create(session("w", Date.now())), "created");
+    store.idleTtl(3_200); // window 100 ms
+    const first = (await store.get("w"))?.lastSeenAt ?? 0;
+    assert.equal((await store.get("w"))?.lastSeenAt, first, "within the window");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const later = (await store.get("w"))?.lastSeenAt ?? 0;
+    assert.ok(later >= first + 100, `refreshed after the window: ${first} then ${later}`);
+  });
+
   it("the server's janitor tells the store its TTL when it starts, before its first sweep", async () => {
     let now = 5_000;
     const store = await make({ clock: () => now });
@@ -143,7 +173,7 @@ describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
     assert.equal(await store.get("used"), undefined);
   });
 
-  it("with Redis's clock, twenty gets in a row on two nodes write once each at most", async () => {
+  it("with Redis's clock, twenty gets in a row on two nodes: one plain HGETALL each, a refresh on each node's first", async () => {
     const prefix = freshPrefix("refresh-time");
     const a = await make({ prefix });
     const b = await make({ prefix });
@@ -156,9 +186,16 @@ describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
       assert.notEqual(await b.get("t"), undefined);
     }
     const t1 = await commandCalls(inspect);
-    // The create wrote no window: the first get refreshes, the other nineteen only read.
-    assert.equal(writesBetween(t0, t1), 3);
-    assert.equal((t1.get("time") ?? 0) - (t0.get("time") ?? 0), 20, "one TIME per get");
+    // The create wrote no window: A's first get refreshes; B, which does not know Redis's clock
+    // yet, refreshes once too (and learns it); the other eighteen gets only read.
+    assert.equal(writesBetween(t0, t1), 6);
+    assert.equal((t1.get("time") ?? 0) - (t0.get("time") ?? 0), 2, "TIME only in the refreshes");
+    assert.equal((t1.get("hgetall") ?? 0) - (t0.get("hgetall") ?? 0), 20, "one HGETALL per get");
+    assert.equal(
+      (t1.get("evalsha") ?? 0) + (t1.get("eval") ?? 0),
+      (t0.get("evalsha") ?? 0) + (t0.get("eval") ?? 0) + 2,
+      "no script but the refreshes",
+    );
   });
 
   it("a stored refresh time further ahead than a window (a forged record, a clock stepped back) is refreshed", async () => {

@@ -32,6 +32,7 @@ import { KeyLayout, type ShardKeys } from "../key-layout.js";
 import { EndedFeed } from "./ended-feed.js";
 import { EpochWatch } from "./epoch-watch.js";
 import { LocalCopy } from "./local-copy.js";
+import { RedisTime, refreshDue } from "./redis-time.js";
 import { encode, recordFromFields } from "./session-fields.js";
 import { type RedisSessionStoreOptions, readSessionStoreOptions } from "./session-options.js";
 import { defineSessionScripts, type SessionScripts } from "./session-scripts.js";
@@ -94,12 +95,13 @@ export class RedisSessionStore implements SessionStore {
   private readonly epoch: EpochWatch;
   private readonly endedFeed: EndedFeed;
   /**
-   * How long a refresh holds (ms, as a script argument): a get refreshes a session only once the
-   * window of its last refresh has passed (session-scripts.ts GET). A 32nd of the TTL the janitor
-   * sweeps with (at most a minute), told by `idleTtl` (or the first `cleanup`); until then every
-   * get refreshes.
+   * How long a refresh holds (ms): a get refreshes a session only once the window of its last
+   * refresh has passed (session-scripts.ts REFRESH). A 32nd of the TTL the janitor sweeps with (at
+   * most a minute), told by `idleTtl` (or the first `cleanup`); until then every get refreshes.
    */
-  private refreshWindow = "0";
+  private refreshWindowMs = 0;
+  /** Redis's clock as this node knows it, from the refreshes (redis-time.ts). */
+  private readonly redisTime = new RedisTime();
   private flushing = false;
   private flushAgain = false;
   private closed = false;
@@ -153,7 +155,10 @@ export class RedisSessionStore implements SessionStore {
       heard: (id) => this.local.forget(id),
       catchUp: () => this.catchUpEnded(),
     });
-    this.connection.on("close", () => this.epoch.connectionLost());
+    this.connection.on("close", () => {
+      this.epoch.connectionLost();
+      this.redisTime.forget();
+    });
     this.connection.on("ready", () => {
       monitor.up();
       // Redis may have come back empty: that is checked before the write-back.
@@ -202,24 +207,22 @@ export class RedisSessionStore implements SessionStore {
 
   /** `get`, with one more read of Redis when an epoch check may have written the record back. */
   private async read(id: string, again: boolean): Promise<SessionRecord | undefined> {
-    const keys = this.keys;
-    const flat = await this.calls.run(
-      (c) =>
-        c.conduitMcpSessionGetV4(
-          keys.sessions,
-          this.sessionKey(id),
-          id,
-          this.now(),
-          keys.luaBase,
-          this.refreshWindow,
-        ),
-      UNAVAILABLE,
-    );
-    if (flat === UNAVAILABLE) return this.local.touch(id);
-    if (flat !== null) {
-      const record = recordFromFields(id, flat);
-      this.local.remember(record, false);
-      return record;
+    const fields = await this.calls.run((c) => c.hgetall(this.sessionKey(id)), UNAVAILABLE);
+    if (fields === UNAVAILABLE) return this.local.touch(id);
+    let found = Object.keys(fields).length > 0;
+    if (found) {
+      let record = recordFromFields(id, fields);
+      const until = Object.hasOwn(fields, "until") ? fields.until : undefined;
+      if (refreshDue(until, this.clockBounds(), this.refreshWindowMs)) {
+        const at = await this.refresh(id);
+        // Ended since it was read: as after a miss. Redis away: the record as read.
+        if (at === null) found = false;
+        else if (at !== UNAVAILABLE) record = { ...record, lastSeenAt: at };
+      }
+      if (found) {
+        this.local.remember(record, false);
+        return record;
+      }
     }
     // Unknown to Redis: only a session kept during an outage and not yet written back survives.
     let kept = this.local.get(id);
@@ -304,7 +307,7 @@ export class RedisSessionStore implements SessionStore {
    * {@link refreshWindowFor} of it (the first `cleanup` tells it too).
    */
   idleTtl(ttlMs: number): void {
-    this.refreshWindow = String(refreshWindowFor(ttlMs));
+    this.refreshWindowMs = refreshWindowFor(ttlMs);
   }
 
   async size(): Promise<number> {
@@ -449,6 +452,38 @@ export class RedisSessionStore implements SessionStore {
       this.flushing = false;
       if (this.flushAgain) void this.flush();
     }
+  }
+
+  /**
+   * Writes a session's refresh (session-scripts.ts REFRESH); resolves the time written, null when
+   * the session is gone, UNAVAILABLE when Redis is away. Learns Redis's clock from the answer.
+   */
+  private async refresh(id: string): Promise<number | null | typeof UNAVAILABLE> {
+    const keys = this.keys;
+    const sent = performance.now();
+    const at = await this.calls.run(
+      (c) =>
+        c.conduitMcpSessionRefreshV1(
+          keys.sessions,
+          this.sessionKey(id),
+          id,
+          this.now(),
+          keys.luaBase,
+          String(this.refreshWindowMs),
+        ),
+      UNAVAILABLE,
+    );
+    if (at === UNAVAILABLE || at === null) return at;
+    const now = Number(at);
+    if (this.clock === null) this.redisTime.learn(now, sent, performance.now());
+    return now;
+  }
+
+  /** Redis's clock now, as an interval: the test clock exactly, else the estimate (or null). */
+  private clockBounds(): readonly [number, number] | null {
+    if (this.clock === null) return this.redisTime.bounds();
+    const now = this.clock();
+    return [now, now];
   }
 
   private sessionKey(id: string): string {

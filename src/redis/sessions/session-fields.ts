@@ -20,22 +20,23 @@ function capabilityFlags(stored: string | null): string | null {
   return stored !== null && stored.length <= 256 && /^[a-z. ]*$/.test(stored) ? stored : null;
 }
 
-/** The record of session `id` from its hash as HGETALL returns it (field, value, field, …). */
-export function recordFromFields(id: string, flat: readonly string[]): SessionRecord {
-  const fields = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    fields.set(flat[i] as string, flat[i + 1] as string);
-  }
+/** The record of session `id` from its hash's fields (as ioredis's `hgetall` returns them). */
+export function recordFromFields(
+  id: string,
+  fields: Readonly<Record<string, string | undefined>>,
+): SessionRecord {
+  const get = (name: string): string | undefined =>
+    Object.hasOwn(fields, name) ? fields[name] : undefined;
   const record: SessionRecord = {
     id,
-    principalId: decode(fields.get("principalId")),
-    creatorScope: fields.get("creatorScope") ?? "",
-    protocolVersion: fields.get("protocolVersion") ?? "",
-    createdAt: Number(fields.get("createdAt")),
-    lastSeenAt: Number(fields.get("lastSeenAt")),
-    logLevel: decode(fields.get("logLevel")),
+    principalId: decode(get("principalId")),
+    creatorScope: get("creatorScope") ?? "",
+    protocolVersion: get("protocolVersion") ?? "",
+    createdAt: Number(get("createdAt")),
+    lastSeenAt: Number(get("lastSeenAt")),
+    logLevel: decode(get("logLevel")),
   };
   // The flag list is re-read by the protocol layer, which ignores anything it does not know.
-  const flags = capabilityFlags(decode(fields.get("caps")));
+  const flags = capabilityFlags(decode(get("caps")));
   return flags === null ? record : { ...record, clientCapabilities: flags };
 }

@@ -101,37 +101,25 @@ redis.call('INCRBY', base .. ':sbytes', bytes)
 return 1
 `;
 /**
- * KEYS 1 sessions, 2 sess:<id>. ARGV 1 id, 2 now, 3 base, 4 refresh window ms (0: every get).
- * The record's fields, or nil. A session is refreshed only once the time it was last refreshed
- * for has passed: its hash's `until` (absent: at once). A refresh writes `lastSeenAt` = now and
- * `until` = now + window, and scores the session at `until` in the sessions ZSET (the idle sweep
- * and the global bound) and its creator's ZSET (least recently used first): every get before
- * `until` is a use at or before that score, so the sweep, counting idle time from the score, never
- * removes a session sooner than the TTL after its last use (at most a window later).
+ * A session's refresh (the store reads it with a plain `HGETALL` and calls this only once the
+ * window of its last refresh has passed, or looks as if it had). KEYS 1 sessions, 2 sess:<id>.
+ * ARGV 1 id, 2 now, 3 base, 4 refresh window ms (0: refreshed by every get). Writes `lastSeenAt`
+ * = now and `until` = now + window, and scores the session at `until` in the sessions ZSET (the
+ * idle sweep and the global bound) and its creator's ZSET (least recently used first): every get
+ * before `until` is a use at or before that score, so the sweep, counting idle time from the
+ * score, never removes a session sooner than the TTL after its last use (at most a window later).
+ * Returns now (Redis's time, the store's estimate of it learns from it), or nil when the session
+ * is gone (ended since it was read: nothing is written).
  */
-const GET = `${COMMON}
-local f = redis.call('HGETALL', KEYS[2])
-if #f == 0 then return false end
-local seenAt, untilAt, creator
-for i = 1, #f, 2 do
-  local field = f[i]
-  if field == 'lastSeenAt' then seenAt = i + 1
-  elseif field == 'until' then untilAt = i + 1
-  elseif field == 'creatorScope' then creator = f[i + 1] end
-end
+const REFRESH = `${COMMON}
+local creator = redis.call('HGET', KEYS[2], 'creatorScope')
+if not creator and redis.call('EXISTS', KEYS[2]) == 0 then return false end
 local now = nowMs(ARGV[2])
-local due = tonumber(untilAt and f[untilAt])
-local n = tonumber(now)
--- A stored time that is not a number, or one further ahead than a window (a clock stepped back,
--- or a forged record), is refreshed at once.
-if due == nil or n >= due or due - n > tonumber(ARGV[4]) then
-  local score = tostring(n + tonumber(ARGV[4]))
-  redis.call('HSET', KEYS[2], 'lastSeenAt', now, 'until', score)
-  redis.call('ZADD', KEYS[1], score, ARGV[1])
-  if creator then redis.call('ZADD', ARGV[3] .. ':sc:' .. creator, 'XX', score, ARGV[1]) end
-  if seenAt then f[seenAt] = now else f[#f + 1] = 'lastSeenAt'; f[#f + 1] = now end
-end
-return f
+local score = tostring(tonumber(now) + tonumber(ARGV[4]))
+redis.call('HSET', KEYS[2], 'lastSeenAt', now, 'until', score)
+redis.call('ZADD', KEYS[1], score, ARGV[1])
+if creator then redis.call('ZADD', ARGV[3] .. ':sc:' .. creator, 'XX', score, ARGV[1]) end
+return now
 `;
 const SET_LEVEL = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -165,7 +153,7 @@ return redis.call('GET', KEYS[1])
 /** The commands {@link defineSessionScripts} adds to the client. */
 export interface SessionScripts {
   conduitMcpSessionCreateV5(...args: string[]): Promise<number>;
-  conduitMcpSessionGetV4(...args: string[]): Promise<string[] | null>;
+  conduitMcpSessionRefreshV1(...args: string[]): Promise<string | null>;
   conduitMcpSessionSetLevelV1(...args: string[]): Promise<number>;
   conduitMcpSessionDeleteV4(...args: string[]): Promise<number>;
   conduitMcpSessionExpireV5(...args: string[]): Promise<number>;
@@ -175,7 +163,7 @@ export interface SessionScripts {
 /** Defines the session scripts on the store's command connection. */
 export function defineSessionScripts(client: RedisClient): void {
   client.defineCommand("conduitMcpSessionCreateV5", { lua: CREATE, numberOfKeys: 3 });
-  client.defineCommand("conduitMcpSessionGetV4", { lua: GET, numberOfKeys: 2 });
+  client.defineCommand("conduitMcpSessionRefreshV1", { lua: REFRESH, numberOfKeys: 2 });
   client.defineCommand("conduitMcpSessionSetLevelV1", { lua: SET_LEVEL, numberOfKeys: 1 });
   client.defineCommand("conduitMcpSessionDeleteV4", { lua: DELETE, numberOfKeys: 1 });
   client.defineCommand("conduitMcpSessionExpireV5", { lua: EXPIRE, numberOfKeys: 1 });
