@@ -72,7 +72,10 @@ export interface HttpExchangeOptions {
   readonly recorder: ExchangeRecorder | null;
   /** The request's method, as the metrics label it. */
   readonly method: string;
-  /** When the request arrived (`performance.now()`). Default: when the exchange was made. */
+  /**
+   * When the request arrived (`performance.now()`). Default: when the exchange was made (read
+   * only with a recorder).
+   */
   readonly startedAt?: number;
 }
 
@@ -128,7 +131,7 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.maxBufferedBytes = options.maxBufferedBytes;
     this.recorder = options.recorder;
     this.method = options.method;
-    this.startedAt = options.startedAt ?? performance.now();
+    this.startedAt = options.startedAt ?? (options.recorder === null ? 0 : performance.now());
     // Told at once when the client already left (during auth, the body, a session lookup).
     // The exchange itself is the listener (onClosed): no closure per request.
     options.closed.onClose(this);

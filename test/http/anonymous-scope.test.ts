@@ -76,3 +76,26 @@ test("without trustProxy, a forged X-Forwarded-For never changes the connection'
     await server.close();
   }
 });
+
+test("the last peer address's scope is remembered, never handed to another address", async () => {
+  // One socket per local address (127.0.0.2, 127.0.0.3 on Linux's loopback /8), alternating:
+  // each request's scope is its own peer's, whichever address asked just before.
+  const server = createMcpServer({ tools: [whoami], trustProxy: "loopback" });
+  const { url } = await server.listen();
+  const agents = ["127.0.0.2", "127.0.0.3"].map(
+    (localAddress) => new Agent({ keepAlive: true, maxSockets: 1, localAddress }),
+  );
+  const [two, three] = agents as [Agent, Agent];
+  try {
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await scopeOver(two, url))[0], "ip:127.0.0.2");
+      assert.equal((await scopeOver(three, url))[0], "ip:127.0.0.3");
+      // A trusted proxy's header is still read after a remembered address.
+      assert.equal((await scopeOver(three, url, "203.0.113.9"))[0], "ip:203.0.113.9");
+      assert.equal((await scopeOver(three, url))[0], "ip:127.0.0.3");
+    }
+  } finally {
+    for (const agent of agents) agent.destroy();
+    await server.close();
+  }
+});

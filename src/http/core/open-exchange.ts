@@ -69,7 +69,8 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
     keepAliveMs: config.keepAliveMs,
     maxBufferedBytes: config.maxStreamBufferBytes,
     recorder,
-    method: methodLabel(request.method),
+    // The metrics' label, looked up only when metrics record it.
+    method: recorder === null ? "" : methodLabel(request.method),
     startedAt: ctx.startedAt,
   });
   exchange.hold(limits, { origin: ctx.origin, session: sessionScope, stream });

@@ -90,6 +90,9 @@ export class CoreState {
   readonly bodyBudget: BodyBudget;
   /** The anonymous scope of a connection, when it depends only on the connection (scope.ts). */
   readonly connectionScopes = new WeakMap<object, string>();
+  /** The peer address whose anonymous scope was decided last, and that scope (scope.ts). */
+  lastAddress: string | undefined = undefined;
+  lastAddressScope = "";
 
   constructor(config: EndpointConfig) {
     const sessions = config.sessions;

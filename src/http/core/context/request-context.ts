@@ -47,11 +47,14 @@ export class RequestContext implements RequestViewSource {
   /** The scope the message is handled in: session > principal > IP bucket (scope.ts). */
   declare scope: string;
 
-  /** When the request arrived (`performance.now()`): the request duration's start (metrics). */
+  /**
+   * When the request arrived (`performance.now()`): the request duration's start, read only when
+   * metrics record it (0 otherwise: no clock read per request for nobody).
+   */
   declare readonly startedAt: number;
 
   constructor(core: CoreState, input: RequestInput, target: ResponseTarget) {
-    this.startedAt = performance.now();
+    this.startedAt = core.recorder === null ? 0 : performance.now();
     this.core = core;
     this.input = input;
     this.target = target;

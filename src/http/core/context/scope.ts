@@ -5,31 +5,46 @@
  * bound, every cancellation and every answer routed back is keyed by it.
  */
 import { clientAddress, principalId, scopeOf } from "../../../identity/index.js";
+import type { CoreState } from "./core-state.js";
 import type { RequestContext } from "./request-context.js";
 
 /**
- * The `ip:` scope of a request without principal (nor session). It depends only on the
- * connection unless a trusted proxy's X-Forwarded-For is read, so it is computed once per
- * connection: keep-alive clients pay for address parsing once, not per request.
+ * The `ip:` scope of a request without principal (nor session). Unless a trusted proxy's
+ * X-Forwarded-For is read, it depends only on the peer's address: the scope of the last address
+ * seen is remembered (one string compared, as a keep-alive client or a single proxy in front sends
+ * request after request), then each connection's (a WeakMap lookup), so clients pay for address
+ * parsing once per connection, not per request.
  */
 function anonymousScope(ctx: RequestContext): string {
   const input = ctx.input;
+  const remote = input.remoteAddress;
   // No address to vouch for: `X-Forwarded-For` cannot be checked against a peer either.
-  if (input.remoteAddress === undefined && input.fallbackScope !== undefined) {
-    return input.fallbackScope;
-  }
-  const { trustProxy } = ctx.core.config;
-  const cache = ctx.core.connectionScopes;
+  if (remote === undefined && input.fallbackScope !== undefined) return input.fallbackScope;
+  const core = ctx.core;
+  const { trustProxy } = core.config;
   // Trusting no proxy, `X-Forwarded-For` can change nothing: not even read (a header lookup).
   const forwarded = trustProxy.kind === "none" ? undefined : input.headers["x-forwarded-for"];
+  if (forwarded === undefined && remote !== undefined && remote === core.lastAddress) {
+    return core.lastAddressScope;
+  }
+  const cache = core.connectionScopes;
   const perConnection = input.connection !== null && forwarded === undefined;
   if (perConnection) {
     const cached = cache.get(input.connection as object);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return remember(core, remote, cached);
   }
-  const address = clientAddress(input.remoteAddress, forwarded, trustProxy) ?? null;
+  const address = clientAddress(remote, forwarded, trustProxy) ?? null;
   const scope = scopeOf({ sessionId: null, principal: null, address });
   if (perConnection) cache.set(input.connection as object, scope);
+  return forwarded === undefined ? remember(core, remote, scope) : scope;
+}
+
+/** Remembers `scope` as the scope of the peer address `remote` (see {@link anonymousScope}). */
+function remember(core: CoreState, remote: string | undefined, scope: string): string {
+  if (remote !== undefined) {
+    core.lastAddress = remote;
+    core.lastAddressScope = scope;
+  }
   return scope;
 }
 
