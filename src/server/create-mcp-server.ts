@@ -395,7 +395,8 @@ class ConduitMcpServer implements McpServer {
     });
     this.resourceServer = authenticate?.resourceServer ?? null;
     // Two doors over one core: every step, bound and timeout is shared.
-    this.handler = createNodeListener(core);
+    // listen()'s server counts each request on its connection (connection bounds).
+    this.handler = createNodeListener(core, this.connections);
     this.fetch = createFetchHandler(core);
     this.path = options.path;
     // The other doors (stdio, framework adapters) drive the same core under the same bounds.

@@ -120,6 +120,38 @@ describe("connections are bounded", () => {
     });
   });
 
+  for (const expectContinue of [false, true]) {
+    test(`at maxConnections a connection with a call running is spared, the oldest idle one closes${expectContinue ? " (its request sent Expect: 100-continue)" : ""}`, async () => {
+      // The node door counts each request on its connection, including one node hands over as
+      // 'checkContinue' rather than 'request' (a client sending Expect: 100-continue).
+      await withServer({ maxConnections: 3 }, async (port) => {
+        const busy = open(port);
+        const body = JSON.stringify({
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "sleep", arguments: { ms: 1_500 } },
+        });
+        busy.socket.write(
+          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+            "Accept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\n" +
+            (expectContinue ? "Expect: 100-continue\r\n" : "") +
+            `Content-Length: ${body.length}\r\n\r\n${body}`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const idle = Array.from({ length: 2 }, () => open(port));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const extra = open(port);
+        await until(() => idle[0]?.closedAt !== null, 2_000, "the oldest idle connection closed");
+        assert.equal(busy.closedAt, null, "the busy connection, though older, stays open");
+        assert.equal(idle[1]?.closedAt, null);
+        assert.equal(extra.closedAt, null);
+        await until(() => busy.received.includes('"slept 1500 ms"'), 3_000, "the call's answer");
+        for (const s of [busy, ...idle, extra]) s.socket.destroy();
+      });
+    });
+  }
+
   test("an idle keep-alive connection is closed after keepAliveTimeoutMs", async () => {
     await withServer({ keepAliveTimeoutMs: 300 }, async (port) => {
       const client = open(port);

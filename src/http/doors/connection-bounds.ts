@@ -16,7 +16,7 @@
  * A peer trusted as a proxy (`trustProxy`) carries many clients: it is not held to the bucket
  * bound (bound it at the proxy), and is counted and evicted from like any other bucket.
  */
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Server } from "node:http";
 import type { Socket } from "node:net";
 
 import { channels } from "../../diagnostics.js";
@@ -43,8 +43,8 @@ interface Bucket {
   readonly sockets: Set<Socket>;
 }
 
-/** What is known of one open connection. */
-interface Tracked {
+/** What is known of one open connection (see {@link ConnectionBounds.requestStarted}). */
+export interface TrackedConnection {
   readonly bucket: Bucket;
   /** Requests being answered on it (more than one only when pipelined). */
   busy: number;
@@ -52,8 +52,7 @@ interface Tracked {
   evicted: boolean;
 }
 
-const TRACKED = Symbol("conduit-mcp.connection");
-type TaggedResponse = ServerResponse & { [TRACKED]?: Tracked };
+type Tracked = TrackedConnection;
 
 /** What the bounds did, for `ConcurrencySnapshot` and tests. */
 export interface ConnectionCounts {
@@ -95,13 +94,13 @@ export class ConnectionBounds {
   }
 
   /**
-   * Admits every new connection of `server` (its `connection` event) and follows its requests
-   * (`request`), so that an idle connection is the first to go when room is made. Node's own
+   * Admits every new connection of `server` (its `connection` event). Its requests are followed
+   * by the server's node door (`createNodeListener(core, bounds)` calls {@link requestStarted}),
+   * so that an idle connection is the first to go when room is made. Node's own
    * `maxConnections` must stay unset: it would refuse before these bounds see the connection.
    */
   attach(server: Server): void {
     server.on("connection", (socket: Socket) => this.admit(socket));
-    server.on("request", (req: IncomingMessage, res: ServerResponse) => this.requested(req, res));
   }
 
   /** A new connection: closed at once past its bucket's bound; else admitted, making room. */
@@ -150,13 +149,18 @@ export class ConnectionBounds {
     return parsed !== null && isTrustedAddress(trust, parsed);
   }
 
-  private requested(req: IncomingMessage, res: ServerResponse): void {
-    const tracked = this.tracked.get(req.socket);
-    if (tracked === undefined) return;
+  /**
+   * A request began on `socket`: its connection is busy until {@link requestEnded}. The node
+   * door calls it for each request it serves (and ends it when the response closes), rather than
+   * a `'request'` listener of the bounds' own: one listener per request, and one `'close'`
+   * listener and one tag per response, the door's. Null for a connection the bounds do not track
+   * (a server of the user's own serving `server.handler`).
+   */
+  requestStarted(socket: Socket): TrackedConnection | null {
+    const tracked = this.tracked.get(socket);
+    if (tracked === undefined) return null;
     tracked.busy++;
-    (res as TaggedResponse)[TRACKED] = tracked;
-    // A module-level listener (its `this` is the response): no closure per request.
-    res.on("close", onResponseClose);
+    return tracked;
   }
 
   /** Closes one connection of the largest bucket: its oldest idle one, else its oldest. */
@@ -225,7 +229,14 @@ export class ConnectionBounds {
   }
 }
 
-function onResponseClose(this: ServerResponse): void {
-  const tracked = (this as TaggedResponse)[TRACKED];
-  if (tracked !== undefined && tracked.busy > 0) tracked.busy--;
+/**
+ * The request {@link ConnectionBounds.requestStarted} counted has ended (its response closed).
+ *
+ * @example
+ * ```ts
+ * requestEnded(tracked);
+ * ```
+ */
+export function requestEnded(tracked: TrackedConnection): void {
+  if (tracked.busy > 0) tracked.busy--;
 }

@@ -20,6 +20,11 @@ import {
   type ResponseTarget,
 } from "../transport.js";
 import { failResponse } from "../write-response.js";
+import {
+  type ConnectionBounds,
+  requestEnded,
+  type TrackedConnection,
+} from "./connection-bounds.js";
 
 /**
  * The node:http listener of a server, plus its `checkContinue` listener: registered on the
@@ -39,12 +44,15 @@ type TaggedResponse = ServerResponse & { [TARGET]?: NodeResponse };
 class NodeResponse implements ResponseTarget, CloseSignal {
   closed = false;
   private readonly res: ServerResponse;
+  /** The connection the server's bounds count this request on, or null (none: not listen()'s). */
+  private readonly connection: TrackedConnection | null;
   /** One listener, or several (an array), or none. */
   private listeners: CloseListener | (() => void) | Array<CloseListener | (() => void)> | null =
     null;
 
-  constructor(res: ServerResponse) {
+  constructor(res: ServerResponse, connection: TrackedConnection | null) {
     this.res = res;
+    this.connection = connection;
     (res as TaggedResponse)[TARGET] = this;
     // A module-level listener (its `this` is the response): no closure per request. `on`, not
     // `once`: a response closes once, and `once` would wrap the listener per request.
@@ -67,6 +75,7 @@ class NodeResponse implements ResponseTarget, CloseSignal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.connection !== null) requestEnded(this.connection);
     const listeners = this.listeners;
     this.listeners = null;
     if (Array.isArray(listeners)) for (const listener of listeners) notifyClosed(listener);
@@ -166,10 +175,9 @@ export function frameworkBody(
 interface DoorOptions extends NodeServeOptions {
   /** The client sent `Expect: 100-continue` (node's `checkContinue` event) and waits for it. */
   readonly continuePending?: boolean;
+  /** The server's connection bounds, told when each request starts and ends; absent: none. */
+  readonly connections?: ConnectionBounds | null;
 }
-
-/** The options of a request whose client waits for `100 Continue` before it sends its body. */
-const EXPECTS_CONTINUE: DoorOptions = Object.freeze({ continuePending: true });
 
 /** An `IncomingMessage` as a {@link RequestInput} and its {@link BodySource}. */
 class NodeRequest implements RequestInput, BodySource {
@@ -280,7 +288,8 @@ function serve(
   res: ServerResponse,
   options: DoorOptions | undefined,
 ): void {
-  const target = new NodeResponse(res);
+  const bounds = options?.connections ?? null;
+  const target = new NodeResponse(res, bounds === null ? null : bounds.requestStarted(req.socket));
   try {
     core
       .handle(new NodeRequest(req, target, target, options), target)
@@ -300,11 +309,17 @@ function serve(
  * server.on("checkContinue", listener.checkContinue);
  * ```
  */
-export function createNodeListener(core: RequestCore): NodeRequestListener {
+export function createNodeListener(
+  core: RequestCore,
+  connections: ConnectionBounds | null = null,
+): NodeRequestListener {
+  const plain: DoorOptions = Object.freeze({ connections });
+  // The options of a request whose client waits for `100 Continue` before it sends its body.
+  const expectsContinue: DoorOptions = Object.freeze({ continuePending: true, connections });
   const listener = (req: IncomingMessage, res: ServerResponse): void =>
-    serve(core, req, res, undefined);
+    serve(core, req, res, plain);
   return Object.assign(listener, {
     checkContinue: (req: IncomingMessage, res: ServerResponse): void =>
-      serve(core, req, res, EXPECTS_CONTINUE),
+      serve(core, req, res, expectsContinue),
   });
 }
