@@ -17,11 +17,16 @@
  *
  * Writes the "## Scale: 10 000 calls in flight" section of docs/benchmarks.md (not with
  * `--no-write`). Options: `--calls N` (10000), `--addresses N` (400), `--rounds N` (2),
- * `--cancels N` (60), `--idle S` (10), `--no-write`. Run latency figures under
+ * `--cancels N` (60), `--idle S` (10), `--no-write`, `--snapshot` (also V8 heap snapshots at rest and
+ * with the calls held, per target and round, summed by kind (bench/lib/heap-snapshot-diff.ts);
+ * printed per call for each target and, by kind, conduit-mcp's rows minus bare + the tool's:
+ * where the own share lies; the files are deleted). Run latency figures under
  * `flock /work/wt/.heavy.lock` on a shared machine.
  */
+import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 
+import { type DiffRow, diffSnapshots, formatDiff } from "./lib/heap-snapshot-diff.js";
 import { buildDist } from "./lib/http-bench.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
@@ -43,6 +48,7 @@ const { values: flags } = parseArgs({
     cancels: { type: "string", default: "60" },
     idle: { type: "string", default: "10" },
     "no-write": { type: "boolean", default: false },
+    snapshot: { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -51,6 +57,8 @@ const ADDRESSES = tenants(Number(flags.addresses));
 const ROUNDS = Number(flags.rounds);
 const CANCELS = Number(flags.cancels);
 const IDLE_S = Number(flags.idle);
+/** With `--snapshot`: what one held call adds, by kind, per `${era} ${target}` (last round). */
+const snapshotRows = new Map<string, DiffRow[]>();
 
 /**
  * The limits, stated: per tenant the defaults (25 calls per address is within
@@ -114,8 +122,18 @@ async function round(target: string, era: Era, out: Figures): Promise<void> {
         out.eldRest.push((await server.ctl<{ p99: number }>("/eld")).p99);
       }
       const before = await server.ctl<Mem>("/mem");
+      const snapBefore = flags.snapshot ? await server.ctl<{ path: string }>("/snapshot") : null;
       await held(server, client, era, CALLS);
       const during = await server.ctl<Mem>("/mem");
+      if (snapBefore !== null) {
+        const snapDuring = await server.ctl<{ path: string }>("/snapshot");
+        snapshotRows.set(
+          `${era} ${target}`,
+          diffSnapshots(snapBefore.path, snapDuring.path, CALLS),
+        );
+        rmSync(snapBefore.path, { force: true });
+        rmSync(snapDuring.path, { force: true });
+      }
       out.heap.push((during.heapUsed - before.heapUsed) / CALLS);
       out.rss.push((during.rss - before.rss) / CALLS);
       console.error(
@@ -168,6 +186,43 @@ async function round(target: string, era: Era, out: Figures): Promise<void> {
 /** Calls the cancels themselves end (a 2026 cancel is the disconnect; a 2025 one ends its stream). */
 const picks = (_era: Era): number => Math.min(CANCELS, CALLS);
 
+/** Kind by kind, `a` minus `b` (per call), largest first. */
+function minusRows(a: readonly DiffRow[], b: readonly DiffRow[]): DiffRow[] {
+  const by = new Map<string, DiffRow>();
+  for (const row of a) by.set(row.kind, { ...row });
+  for (const row of b) {
+    const x = by.get(row.kind) ?? { kind: row.kind, count: 0, bytes: 0 };
+    by.set(row.kind, { kind: row.kind, count: x.count - row.count, bytes: x.bytes - row.bytes });
+  }
+  return [...by.values()]
+    .filter((row) => row.count !== 0 || row.bytes !== 0)
+    .sort((p, q) => q.bytes - p.bytes);
+}
+
+function printSnapshots(): void {
+  for (const era of ERAS) {
+    for (const t of TARGETS) {
+      const rows = snapshotRows.get(`${era} ${t}`);
+      if (rows === undefined) continue;
+      console.error(`\nWhat one held ${era} call adds, ${t} (heap snapshots, ${fmt(CALLS)} held):`);
+      console.error(formatDiff(rows, 30));
+    }
+    const c = snapshotRows.get(`${era} conduit`);
+    const b = snapshotRows.get(`${era} bare-tool`);
+    if (c === undefined || b === undefined) continue;
+    const own = minusRows(c, b);
+    console.error(`\n${era}: conduit-mcp minus bare + the tool's objects, by kind (own share):`);
+    console.error(formatDiff(own, 50));
+    console.error(`\n${era}: kinds bare + the tool's objects holds more of than conduit-mcp:`);
+    console.error(
+      formatDiff(
+        [...own].reverse().filter((row) => row.bytes < 0),
+        20,
+      ),
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const loadBefore = loadAverage();
   const started = Date.now();
@@ -195,6 +250,7 @@ async function main(): Promise<void> {
     }
   }
   const loadAfter = loadAverage();
+  if (flags.snapshot) printSnapshots();
   const rows: string[] = [];
   const verdicts: string[] = [];
   const med = (v: number[]) => (v.length === 0 ? Number.NaN : median(v));
