@@ -17,6 +17,7 @@
 import type { HandleLifetime } from "../cancellation/types.js";
 import type { ScopeLimiter } from "../protocol/asking/index.js";
 import type { ResponseSink, SinkListener } from "../protocol/index.js";
+import { KeepAliveClock, sharedClock } from "./keep-alive-clock.js";
 import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
 import { writeJson } from "./write-response.js";
 
@@ -113,7 +114,11 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private disconnected = false;
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
-  private keepAlive: NodeJS.Timeout | undefined;
+  /**
+   * The keep-alive wait (upgrade while pending, pings once a stream): a timer of its own, or its
+   * place in the process's shared clock when the door allows one (`ResponseTarget.sharedTimers`).
+   */
+  private keepAlive: NodeJS.Timeout | KeepAliveClock<HttpExchange> | undefined;
   /** What the request holds (see {@link hold}); `limits` null once given back. */
   private limits: ExchangeLimits | null = null;
   private origin = "";
@@ -251,6 +256,12 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   /** Arms the keep-alive timer of {@link keepAliveWhilePending} (from {@link armLater}). */
   armKeepAlive(): void {
     if (this.state !== PENDING || this.keepAlive !== undefined) return;
+    if (this.target.sharedTimers === true) {
+      const clock = sharedClock("upgrade", this.keepAliveMs, false, upgradeExchange);
+      clock.add(this);
+      this.keepAlive = clock;
+      return;
+    }
     const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
     timer.unref();
     this.keepAlive = timer;
@@ -298,7 +309,15 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.target.writeHead(200, headers);
     this.target.flushHeaders();
     this.state = STREAMING;
+    // A call that opened its stream before its upgrade came due stops waiting for it.
+    this.stopKeepAlive();
     if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
+      if (this.target.sharedTimers === true) {
+        const clock = sharedClock("ping", this.keepAliveMs, true, pingExchange);
+        clock.add(this);
+        this.keepAlive = clock;
+        return;
+      }
       const timer = setInterval(pingExchange, this.keepAliveMs, this);
       timer.unref();
       this.keepAlive = timer;
@@ -307,12 +326,17 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
 
   private finish(status: number): void {
     this.state = DONE;
-    if (this.keepAlive !== undefined) {
-      clearInterval(this.keepAlive);
-      this.keepAlive = undefined;
-    }
+    this.stopKeepAlive();
     this.wake();
     this.recorder?.(this.method, status, this.startedAt);
+  }
+
+  private stopKeepAlive(): void {
+    const keepAlive = this.keepAlive;
+    if (keepAlive === undefined) return;
+    this.keepAlive = undefined;
+    if (keepAlive instanceof KeepAliveClock) keepAlive.remove(this);
+    else clearTimeout(keepAlive);
   }
 
   /** Resolves once the client took the buffered bytes, or the exchange ended. */

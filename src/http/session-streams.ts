@@ -8,6 +8,7 @@
  * network drop is not locked out. Keep-alive comments keep proxies from reaping an idle stream;
  * a client that does not read is cut once `maxBufferedBytes` wait for it; a hang-up frees all.
  */
+import { KeepAliveClock } from "./keep-alive-clock.js";
 import type { CloseSignal, ResponseTarget } from "./transport.js";
 
 const KEEP_ALIVE = ": keepalive\n\n";
@@ -45,6 +46,11 @@ export class SessionStreams {
   private readonly streams = new Map<string, SessionStream>();
   private readonly keepAliveMs: number;
   private readonly maxBufferedBytes: number;
+  /**
+   * One timer pinging every stream whose door shares timers (`ResponseTarget.sharedTimers`:
+   * node:http); made with the first such stream. Other streams have a timer each.
+   */
+  private pings: KeepAliveClock<SessionStream> | null = null;
 
   constructor(options: SessionStreamsOptions) {
     this.keepAliveMs = options.keepAliveMs;
@@ -84,8 +90,13 @@ export class SessionStreams {
     target.flushHeaders();
     this.streams.set(sessionId, stream);
     if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
-      stream.timer = setInterval(ping, this.keepAliveMs, stream);
-      stream.timer.unref();
+      if (target.sharedTimers === true) {
+        this.pings ??= new KeepAliveClock(this.keepAliveMs, true, ping);
+        this.pings.add(stream);
+      } else {
+        stream.timer = setInterval(ping, this.keepAliveMs, stream);
+        stream.timer.unref();
+      }
     }
     closed.onClose(() => this.forget(sessionId, stream));
   }
@@ -127,6 +138,7 @@ export class SessionStreams {
   private forget(sessionId: string, stream: SessionStream): void {
     if (stream.timer !== undefined) clearInterval(stream.timer);
     stream.timer = undefined;
+    this.pings?.remove(stream);
     if (this.streams.get(sessionId) === stream) this.streams.delete(sessionId);
     const onEnd = stream.onEnd;
     stream.onEnd = null;

@@ -144,4 +144,11 @@ export interface ResponseTarget {
   closeAfterAnswer(): void;
   /** Drops the connection at once (a stream cut, a broken answer). */
   destroy(): void;
+  /**
+   * True when a timer any request armed may serve this answer too (node:http, where timers are
+   * the process's): its keep-alives then wait on one clock shared by every stream of the process
+   * (keep-alive-clock.ts) instead of a timer each. Unset on fetch doors: on Cloudflare's workerd
+   * a timer belongs to the request that armed it and never reaches another request's stream.
+   */
+  readonly sharedTimers?: boolean;
 }

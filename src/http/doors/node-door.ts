@@ -123,6 +123,14 @@ class NodeResponse implements ResponseTarget, CloseSignal {
     this.res.destroy();
   }
 
+  /**
+   * Node's timers are the process's: keep-alives of every stream may share one clock (a getter
+   * on the prototype, nothing per response).
+   */
+  get sharedTimers(): boolean {
+    return true;
+  }
+
   /** `100 Continue` for a client that sent `Expect: 100-continue`. */
   writeContinue(): void {
     if (!this.res.headersSent && !this.res.destroyed) this.res.writeContinue();
