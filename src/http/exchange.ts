@@ -15,10 +15,23 @@
  * client that does not read its stream is cut off once `maxBufferedBytes` wait for it.
  */
 import type { HandleLifetime } from "../cancellation/types.js";
+import type { TrustProxy } from "../identity/index.js";
 import type { ScopeLimiter } from "../protocol/asking/index.js";
-import type { ResponseSink, SinkListener } from "../protocol/index.js";
+import type {
+  RequestView,
+  RequestViewSource,
+  ResponseSink,
+  SinkListener,
+} from "../protocol/index.js";
+import { buildRequestView } from "./core/context/request-view.js";
 import { KeepAliveClock, sharedClock } from "./keep-alive-clock.js";
-import type { CloseListener, CloseSignal, ResponseHeaders, ResponseTarget } from "./transport.js";
+import type {
+  CloseListener,
+  CloseSignal,
+  RequestInput,
+  ResponseHeaders,
+  ResponseTarget,
+} from "./transport.js";
 import { writeJson } from "./write-response.js";
 
 /**
@@ -58,6 +71,13 @@ export interface HeldUnits {
   readonly stream: string | null;
 }
 
+/** What a handler's `ctx.request` shows of a request (the server's options). */
+export interface RequestViewOptions {
+  /** Header names (lower case) the view shows (`requestHeaders`); unset: none. */
+  readonly requestHeaders?: readonly string[];
+  readonly trustProxy: TrustProxy;
+}
+
 /** What {@link HttpExchange} is built from. */
 export interface HttpExchangeOptions {
   readonly target: ResponseTarget;
@@ -78,6 +98,12 @@ export interface HttpExchangeOptions {
    * only with a recorder).
    */
   readonly startedAt?: number;
+  /**
+   * The request, and what its view shows, for `ctx.request` (the exchange is the call's
+   * {@link RequestViewSource}); unset: the view is null.
+   */
+  readonly input?: RequestInput;
+  readonly view?: RequestViewOptions;
 }
 
 const PENDING = 0;
@@ -88,6 +114,7 @@ const DONE = 2;
 const CLIENT_GONE = 499;
 const RESOLVED: Promise<void> = Promise.resolve();
 const KEEP_ALIVE = ": keepalive\n\n";
+const NO_HEADERS: readonly string[] = Object.freeze([]);
 
 /**
  * The HTTP sink of one request.
@@ -100,7 +127,9 @@ const KEEP_ALIVE = ": keepalive\n\n";
  * await dispatcher.handleRequest(message, meta, exchange);
  * ```
  */
-export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener {
+export class HttpExchange
+  implements ResponseSink, HandleLifetime, CloseListener, RequestViewSource
+{
   readonly streamable: boolean;
   private readonly target: ResponseTarget;
   private readonly jsonAccepted: boolean;
@@ -109,6 +138,12 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   private readonly recorder: ExchangeRecorder | null;
   private readonly method: string;
   private readonly startedAt: number;
+  /**
+   * What `ctx.request` is made from, when a handler asks ({@link requestView}): kept here rather
+   * than the request core's whole context, which a running call then no longer holds.
+   */
+  private readonly input: RequestInput | null;
+  private readonly viewOptions: RequestViewOptions | null;
   private state = PENDING;
   /** The client went away before the exchange ended (remembered for a late listener). */
   private disconnected = false;
@@ -137,6 +172,8 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
     this.recorder = options.recorder;
     this.method = options.method;
     this.startedAt = options.startedAt ?? (options.recorder === null ? 0 : performance.now());
+    this.input = options.input ?? null;
+    this.viewOptions = options.view ?? null;
     // Told at once when the client already left (during auth, the body, a session lookup).
     // The exchange itself is the listener (onClosed): no closure per request.
     options.closed.onClose(this);
@@ -145,6 +182,14 @@ export class HttpExchange implements ResponseSink, HandleLifetime, CloseListener
   /** As a {@link CloseListener}: the way back closed (a disconnect unless the exchange ended). */
   onClosed(): void {
     this.clientGone();
+  }
+
+  /** As a {@link RequestViewSource}: `ctx.request` of the call answered here (request-view.ts). */
+  requestView(): RequestView {
+    const input = this.input;
+    const options = this.viewOptions;
+    if (input === null || options === null) throw new Error("an exchange without its request");
+    return buildRequestView(input, options.requestHeaders ?? NO_HEADERS, options.trustProxy);
   }
 
   /** True once the exchange ended (answered, cancelled, or the client went away). */

@@ -72,7 +72,8 @@ function inSession(ctx: RequestContext, classified: JsonRpcMessage): Promise<voi
         logLevel: ctx.logLevel,
         clientCapabilities: ctx.clientCapabilities,
         headers: ctx.input.headers,
-        view: ctx,
+        // The exchange, not the context: a running call keeps the request's view source only.
+        view: exchange,
       },
       exchange,
     );

@@ -56,7 +56,8 @@ export function modern(ctx: RequestContext, classified: JsonRpcMessage): Promise
         sessionId: null,
         logLevel: envelope.logLevel,
         headers,
-        view: ctx,
+        // The exchange, not the context: a running call keeps the request's view source only.
+        view: exchange,
       },
       exchange,
       envelope,

@@ -72,6 +72,8 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
     // The metrics' label, looked up only when metrics record it.
     method: recorder === null ? "" : methodLabel(request.method),
     startedAt: ctx.startedAt,
+    input: ctx.input,
+    view: config,
   });
   exchange.hold(limits, { origin: ctx.origin, session: sessionScope, stream });
   ctx.holdsUnit = false; // the exchange gives the origin's unit back

@@ -11,12 +11,11 @@
  */
 import type { Principal } from "../../../identity/index.js";
 import { ACQUIRED, type LimitOutcome } from "../../../protocol/asking/index.js";
-import type { LoggingLevel, RequestView, RequestViewSource } from "../../../protocol/index.js";
+import type { LoggingLevel } from "../../../protocol/index.js";
 import type { RequestInput, ResponseTarget } from "../../transport.js";
 import type { CoreState } from "./core-state.js";
-import { buildRequestView } from "./request-view.js";
 
-export class RequestContext implements RequestViewSource {
+export class RequestContext {
   // Declared, then assigned in the constructor: plain stores, which V8 optimizes the way it does
   // any constructor's (a class field initializer went through an IC per field per request).
   declare readonly core: CoreState;
@@ -71,15 +70,7 @@ export class RequestContext implements RequestViewSource {
     this.sessionScope = null;
     this.scope = "";
   }
-
-  /** `ctx.request` of the call this request runs (request-view.ts), made when a handler asks. */
-  requestView(): RequestView {
-    const { config } = this.core;
-    return buildRequestView(this.input, config.requestHeaders ?? NO_HEADERS, config.trustProxy);
-  }
 }
-
-const NO_HEADERS: readonly string[] = Object.freeze([]);
 
 /** A repeated header arrives as an array; only a single value is meaningful here. */
 export function single(value: string | string[] | undefined): string | undefined {
