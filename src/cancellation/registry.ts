@@ -503,6 +503,26 @@ export class CancellationRegistry {
     return this.store.clear(scope, requestId).then(ignore, ignore);
   }
 
+  /**
+   * {@link finish} for the request the handle was tracked for: the row cleared is the handle's own
+   * key, so the id is not normalized (its decimal text made) a second time per call.
+   *
+   * @example
+   * ```ts
+   * await (registry.finishTracked(await registry.track(msg.id, scope)) ?? Promise.resolve());
+   * ```
+   */
+  finishTracked(handle: RequestHandle): Promise<void> | undefined {
+    void this.untrack(handle);
+    const { requestId, scope } = handle;
+    if (requestId === null) return undefined;
+    if (this.memoryStore !== null) {
+      this.memoryStore.clearNow(scope, requestId);
+      return undefined;
+    }
+    return this.store.clear(scope, requestId).then(ignore, ignore);
+  }
+
   /** Whether any handle, here or (shared store) on another node, is in flight for the key. */
   isInFlight(id: unknown, scope: string): Promise<boolean> {
     const requestId = normalizeRequestId(id);

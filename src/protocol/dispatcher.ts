@@ -410,8 +410,13 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
   release(call: HandlerCall): Promise<void> {
     if (!this.running.delete(call)) return DONE;
     // Untracked at once; the row cleared at once too with the memory store (finish never
-    // rejects: a store outage leaves what is left to the janitor's sweep).
-    return this.registry.finish(call.handle, call.requestId, call.scope) ?? DONE;
+    // rejects: a store outage leaves what is left to the janitor's sweep). A call that answers
+    // its own request clears its handle's key; a task's run (its handle is the task's) the
+    // request's.
+    const finished = call.detached
+      ? this.registry.finish(call.handle, call.requestId, call.scope)
+      : this.registry.finishTracked(call.handle);
+    return finished ?? DONE;
   }
 
   /** HandlerCallHost: runs the handler, inside the observer's context if it has one. */

@@ -818,3 +818,39 @@ describe("CancellationRegistry.finish", () => {
     await registry.close();
   });
 });
+
+describe("CancellationRegistry.finishTracked", () => {
+  it('clears the key the handle was tracked under (5 and "5" are one key), at once with the memory store', async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const handle = await registry.track(5, "ip:1");
+    await registry.cancel("5", "stop", "ip:1");
+    await registry.cancel(5, "stop", "ip:2");
+    assert.equal(registry.finishTracked(handle), undefined, "nothing to wait for");
+    assert.equal(handle.alive, false);
+    assert.equal(await registry.isInFlight(5, "ip:1"), false);
+    assert.equal(await registry.isCancelled(5, "ip:1"), false, "its own row is cleared");
+    assert.equal(await registry.isCancelled(5, "ip:2"), true, "another scope's row stays");
+    assert.equal(registry.inFlightCount, 0);
+    await registry.close();
+  });
+
+  it("a handle without an id clears no row; another store's clear is a promise that never rejects", async () => {
+    const plain = new CancellationRegistry({ janitor: false });
+    const untracked = await plain.track(null, "ip:1");
+    assert.equal(plain.finishTracked(untracked), undefined);
+    assert.equal(plain.inFlightCount, 0);
+    await plain.close();
+    class FailingClear extends MemoryCancellationStore {
+      override clear(): Promise<boolean> {
+        return Promise.reject(new Error("store down"));
+      }
+    }
+    const registry = new CancellationRegistry({ store: new FailingClear(), janitor: false });
+    const handle = await registry.track("x", "ip:1");
+    const finishing = registry.finishTracked(handle);
+    assert.ok(finishing instanceof Promise);
+    await finishing;
+    assert.equal(await registry.isInFlight("x", "ip:1"), false);
+    await registry.close();
+  });
+});

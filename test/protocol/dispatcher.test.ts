@@ -62,6 +62,7 @@ function setup(maxRowsPerScope = 256) {
         return String(ctx.cancelled());
       },
     }),
+    defineTool({ name: "quick", handler: () => "done" }),
     defineTool({
       name: "noisy",
       handler: async (_args, ctx) => {
@@ -166,6 +167,39 @@ describe("Dispatcher", () => {
     await dispatcher.handleRequest({ jsonrpc: "2.0", id: 1, method: "ping" }, meta("m"), ping);
     assert.equal(ping.answer?.json, '{"jsonrpc":"2.0","id":1,"result":{}}');
     assert.equal(registry.inFlightCount, 0);
+    await registry.close();
+  });
+
+  test("an answered call echoes its id as sent and clears its key's row (the handle's key, its numeric text made once)", async () => {
+    const { registry, dispatcher } = setup();
+    const ids = [
+      0,
+      -0,
+      -7,
+      42,
+      2 ** 31,
+      Number.MAX_SAFE_INTEGER,
+      -Number.MAX_SAFE_INTEGER,
+      "5",
+      'a"b\\',
+    ];
+    for (const id of ids) {
+      await registry.cancel(id, "stale", "m");
+      assert.equal(await registry.isCancelled(id, "m"), true);
+      const sink = new FakeSink();
+      await dispatcher.handleRequest(call(id, "quick"), meta("m"), sink);
+      const json = sink.answer?.json ?? "";
+      assert.equal(
+        json,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"done"}]}}`,
+      );
+      assert.equal(
+        await registry.isCancelled(id, "m"),
+        false,
+        `row of ${JSON.stringify(id)} cleared`,
+      );
+      assert.equal(registry.inFlightCount, 0);
+    }
     await registry.close();
   });
 

@@ -84,6 +84,9 @@ export type RoundVerdict =
   | { readonly kind: "input_required"; readonly json: string | null }
   | { readonly kind: "invalid"; readonly message: string };
 
+/** The verdict of a run that ends with its result: one frozen object, not one per call. */
+export const COMPLETE_VERDICT: RoundVerdict = Object.freeze({ kind: "complete" });
+
 /**
  * One question as the spec's request (`elicitation/create`, `sampling/createMessage`,
  * `roots/list`) with the check of its answer: shared by every era's asker (prepared-ask.ts).

@@ -23,6 +23,7 @@ export type {
   SamplingContent,
   SamplingMessage,
 } from "./client-asker.js";
+export { COMPLETE_VERDICT } from "./client-asker.js";
 export { ClientAskerBase } from "./client-asker-base.js";
 export type { InputRequiredOptions, InputRequiredSettings } from "./input-required.js";
 export {

@@ -28,7 +28,13 @@
  */
 import { CannotAskClientError } from "../../errors.js";
 import { isPlainObject } from "../wire/index.js";
-import type { AskOptions, InputRequest, PreparedAsk, RoundVerdict } from "./client-asker.js";
+import {
+  type AskOptions,
+  COMPLETE_VERDICT,
+  type InputRequest,
+  type PreparedAsk,
+  type RoundVerdict,
+} from "./client-asker.js";
 import { ClientAskerBase } from "./client-asker-base.js";
 import { checkAnswer } from "./prepared-ask.js";
 import { RequestStateSealer, type StateBinding } from "./request-state.js";
@@ -152,7 +158,7 @@ export class InputRound extends ClientAskerBase {
   /** How this run ends as far as asking goes; called once the handler settled. */
   verdict(): RoundVerdict {
     if (this.invalid !== null) return { kind: "invalid", message: this.invalid };
-    if (this.pending === null) return { kind: "complete" };
+    if (this.pending === null) return COMPLETE_VERDICT;
     const payload: { exp: number } & Record<string, unknown> = {
       exp: this.exp,
       answers: this.used ?? {},

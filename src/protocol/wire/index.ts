@@ -24,6 +24,7 @@ export {
   isPlainObject,
   notificationJson,
   successResponseJson,
+  successResponseJsonFor,
 } from "./json-rpc.js";
 export type { ListKind } from "./list-cursor.js";
 export { ListCursors } from "./list-cursor.js";

@@ -102,6 +102,20 @@ export function successResponseJson(id: RequestId | null, resultJson: string): s
 }
 
 /**
+ * {@link successResponseJson} with the id already as JSON text (`idJson`): a handler call whose
+ * numeric id was made into its decimal text when it was tracked (the registry's key, the same
+ * text) does not serialise it again.
+ *
+ * @example
+ * ```ts
+ * successResponseJsonFor("7", "{}"); // '{"jsonrpc":"2.0","id":7,"result":{}}'
+ * ```
+ */
+export function successResponseJsonFor(idJson: string, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${idJson},"result":${resultJson}}`;
+}
+
+/**
  * Serialises an error response; `data` is included only when given.
  *
  * @example

@@ -25,12 +25,14 @@ import {
 } from "../../../errors.js";
 import type { IsolatedHandler } from "../../../isolation/isolated-handler.js";
 import type { IsolatedTask, WorkerPool } from "../../../isolation/worker-pool.js";
+import { COMPLETE_VERDICT } from "../../asking/index.js";
 import type { Listed, SinkListener } from "../../wire/index.js";
 import {
   cancelledResponseJson,
   errorResponseJson,
   internalErrorJson,
   successResponseJson,
+  successResponseJsonFor,
 } from "../../wire/index.js";
 import { HANDLED } from "../handled.js";
 import { completeResultJson, thrownErrorJson, timeoutJson } from "./handler-answers.js";
@@ -134,7 +136,11 @@ export class HandlerCall
   private deadline: NodeJS.Timeout | undefined;
   /** While the deadline's cancel runs: its limit in ms (0 otherwise). */
   private timingOut = 0;
-  private readonly detached: boolean;
+  /**
+   * A task's detached run: its handle is the task's, not the one its request was tracked with
+   * (see {@link HandlerCallOptions.detached}).
+   */
+  readonly detached: boolean;
   /** The worker task of an isolated tool while it runs. */
   private task: IsolatedTask | null = null;
 
@@ -239,10 +245,16 @@ export class HandlerCall
     let end: HandlerEnd;
     try {
       if (checked.ok) {
-        json = successResponseJson(
-          this.requestId,
-          this.modern ? completeResultJson(checked.result) : JSON.stringify(checked.result),
-        );
+        const resultJson = this.modern
+          ? completeResultJson(checked.result)
+          : JSON.stringify(checked.result);
+        // A numeric id's text is its handle's key, made when the request was tracked (the same
+        // text: normalizeRequestId serialises a number as JSON does); a task's run has the task's
+        // handle, and a string id is quoted on the wire.
+        json =
+          typeof this.requestId === "number" && !this.detached && this.handle.requestId !== null
+            ? successResponseJsonFor(this.handle.requestId, resultJson)
+            : successResponseJson(this.requestId, resultJson);
         end = checked.isError === true ? { outcome: "error", error: checked.error } : ENDED_OK;
       } else {
         json = internalErrorJson(this.requestId);
@@ -262,7 +274,7 @@ export class HandlerCall
     let end: HandlerEnd;
     let status = 200;
     // Once a question is pending or an answer was invalid, that decides, whatever the handler did.
-    const asked = this.asker?.verdict?.() ?? { kind: "complete" };
+    const asked = this.asker?.verdict?.() ?? COMPLETE_VERDICT;
     if (asked.kind === "input_required" && asked.json !== null) {
       json = successResponseJson(this.requestId, asked.json);
       end = ENDED_OK;
