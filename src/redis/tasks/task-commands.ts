@@ -27,7 +27,7 @@ import {
 /** The scripts, as ioredis `defineCommand` adds them (EVALSHA, falling back to EVAL). */
 export interface TaskScripts {
   conduitMcpTaskCreateV2(...args: Wire[]): Promise<[number, string, string, string, string?]>;
-  conduitMcpTaskGetV2(...args: Wire[]): Promise<string[] | null>;
+  conduitMcpTaskGetV3(...args: Wire[]): Promise<string[] | number | null>;
   conduitMcpTaskCountByStatusV2(...args: Wire[]): Promise<Array<string | number> | null>;
   conduitMcpTaskUpdateV2(...args: Wire[]): Promise<Array<number | string>>;
   conduitMcpTaskFinishV2(...args: Wire[]): Promise<Array<number | string>>;
@@ -41,7 +41,7 @@ export interface TaskScripts {
 
 const SCRIPTS: ReadonlyArray<readonly [keyof TaskScripts, string, number]> = [
   ["conduitMcpTaskCreateV2", TASK_CREATE_SCRIPT, 7],
-  ["conduitMcpTaskGetV2", TASK_GET_SCRIPT, 1],
+  ["conduitMcpTaskGetV3", TASK_GET_SCRIPT, 1],
   ["conduitMcpTaskUpdateV2", TASK_UPDATE_SCRIPT, 1],
   ["conduitMcpTaskFinishV2", TASK_FINISH_SCRIPT, 1],
   ["conduitMcpTaskCancelV2", TASK_CANCEL_SCRIPT, 1],
@@ -52,6 +52,13 @@ const SCRIPTS: ReadonlyArray<readonly [keyof TaskScripts, string, number]> = [
   ["conduitMcpTaskRenewLeaseV2", TASK_RENEW_LEASE_SCRIPT, 2],
   ["conduitMcpTaskRetireV2", TASK_RETIRE_SCRIPT, 3],
 ];
+
+/** The pipeline a `get` sends: the check script, then a plain `HGETALL`. */
+interface GetPipeline {
+  conduitMcpTaskGetV3(...args: Wire[]): GetPipeline;
+  hgetall(key: Wire): GetPipeline;
+  exec(): Promise<Array<[Error | null, unknown]> | null>;
+}
 
 /** A call that did not reach Redis (outage, timeout, not connected). */
 export const UNAVAILABLE: unique symbol = Symbol("unavailable");
@@ -141,17 +148,35 @@ export class TaskCommands {
     );
   }
 
-  /** The task's `HGETALL` fields, or null when it is not there (or no longer live). */
+  /**
+   * The task's fields (field, value, …), or null when it is not there (or no longer live): the
+   * check script and a plain `HGETALL` in one pipeline, one round trip (task-scripts.ts GET). The
+   * `HGETALL` runs right after the check; should the script have to be sent again (Redis's
+   * script cache was flushed), after it: either way it reads the task as it was at one moment
+   * the task was live, or finds it gone.
+   */
   get(scope: string, taskId: string) {
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
-    return this.run((c) =>
-      c.conduitMcpTaskGetV2(
-        this.taskKey(shard, s, taskId),
-        ...this.context(shard),
-        pairMember(s, taskId),
-      ),
-    );
+    const key = this.taskKey(shard, s, taskId);
+    return this.run(async (c): Promise<string[] | null> => {
+      const pipeline = c.pipeline() as unknown as GetPipeline;
+      const replies = await pipeline
+        .conduitMcpTaskGetV3(key, ...this.context(shard), pairMember(s, taskId))
+        .hgetall(key)
+        .exec();
+      const [checked, read] = replies ?? [];
+      if (checked === undefined || read === undefined) throw new Error("pipeline not answered");
+      if (checked[0] !== null) throw checked[0];
+      if (read[0] !== null) throw read[0];
+      const verdict = checked[1];
+      if (verdict === null) return null;
+      if (Array.isArray(verdict)) return verdict.map(String);
+      const fields = read[1] as Record<string, string>;
+      const flat: string[] = [];
+      for (const name of Object.keys(fields)) flat.push(name, fields[name] as string);
+      return flat.length === 0 ? null : flat;
+    });
   }
 
   /** One page of a scope's tasks after position `after` (`""` from the start). */
