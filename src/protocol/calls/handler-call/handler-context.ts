@@ -82,6 +82,11 @@ export interface HandlerContextOptions<Host, Invocation> {
 
 /** A notification not sent (the call ended, no stream, nothing asked for it): settled already. */
 const RESOLVED: Promise<void> = HANDLED;
+/**
+ * The log threshold of a call that gets no log messages: above every level's rank (0 to 7), and
+ * a small integer, not `Infinity`, so the field never needs a heap box per call.
+ */
+const NO_LOG_MESSAGES = 1_000;
 const COMPLETED = "The request that asked has completed";
 /** The error of asks withdrawn because their call completed (made only when one is waiting). */
 const completedError = (): CannotAskClientError => new CannotAskClientError(COMPLETED);
@@ -116,7 +121,11 @@ export abstract class HandlerContext<
   protected readonly sink: ResponseSink;
   private readonly progressToken: string | number | undefined;
   private readonly logThreshold: number;
-  private lastProgress = Number.NEGATIVE_INFINITY;
+  /**
+   * The last progress sent; null before the first. Not `-Infinity`: a field that starts as a
+   * double gets a heap box of its own in every call (16 B per running call).
+   */
+  private lastProgress: number | null = null;
   private described: HandlerInfo | null = null;
   /** The request as observers were told of it; null when none follows it. */
   readonly requestInfo: RequestInfo | null;
@@ -144,7 +153,7 @@ export abstract class HandlerContext<
       options.logLevel !== null
         ? loggingLevelRank(options.logLevel)
         : options.modern
-          ? Number.POSITIVE_INFINITY
+          ? NO_LOG_MESSAGES
           : 0;
     this.sessionId = options.sessionId;
     this.requestInfo = options.request ?? null;
@@ -199,7 +208,7 @@ export abstract class HandlerContext<
     }
     if (typeof progress !== "number" || !Number.isFinite(progress)) return RESOLVED;
     // MCP 2025-11-25 progress: the value MUST increase with every notification.
-    if (progress <= this.lastProgress) return RESOLVED;
+    if (this.lastProgress !== null && progress <= this.lastProgress) return RESOLVED;
     this.lastProgress = progress;
     const params: Record<string, unknown> = { progressToken: this.progressToken, progress };
     if (typeof total === "number" && Number.isFinite(total)) params.total = total;
