@@ -130,6 +130,13 @@ export interface ResponseTarget {
   readonly ended: boolean;
   /** Sets the status and headers. */
   writeHead(status: number, headers: ResponseHeaders): void;
+  /**
+   * Optional: sets the status and exactly the headers of a JSON answer without extra headers
+   * (write-response.ts `jsonHeaderList`, with `contentLength`), as `writeHead` would with them as
+   * an object; a door that can hand them to its runtime without building that object per answer
+   * (node: one flat array, reused) implements it.
+   */
+  writeJsonHead?(status: number, contentLength: number): void;
   /** Sends the headers now (a stream opened before its first event). */
   flushHeaders(): void;
   /** Writes part of the body; false when the client is not keeping up (the part is buffered). */

@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { describe, test } from "node:test";
 
 import { createMcpServer, type McpServer, type McpServerOptions } from "../../src/server/index.js";
-import { callBody, cancelBody, rpc, testTools } from "../server/fixtures.js";
+import { callBody, cancelBody, rpc, testTools, until } from "../server/fixtures.js";
 
 const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
 const INIT = {
@@ -156,6 +156,56 @@ describe("endpoint over raw HTTP", () => {
       assert.equal(accepted.status, 202);
       assert.equal(accepted.text, "");
       assert.equal(accepted.headers.get("cache-control"), "no-store");
+    });
+  });
+
+  test("a JSON answer's head, byte for byte, answer after answer on one connection", async () => {
+    // The node door writes these headers from one list it reuses (writeJsonHead): each answer
+    // carries its own length, and every header of the object form, in its order.
+    await withServer({}, async (url) => {
+      const { port } = new URL(url);
+      const socket = connect(Number(port), "127.0.0.1");
+      let received = "";
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.toString("latin1");
+      });
+      const bodies = [
+        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+        JSON.stringify(callBody(22, "echo", { text: "a longer answer than a ping's" })),
+        JSON.stringify({ jsonrpc: "2.0", id: 333, method: "ping" }),
+      ];
+      const heads: string[] = [];
+      for (const body of bodies) {
+        const from = received.length;
+        socket.write(
+          "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+            "Accept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\n" +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        await until(() => {
+          const end = received.indexOf("\r\n\r\n", from);
+          if (end < 0) return false;
+          const length = Number(/content-length: (\d+)/.exec(received.slice(from, end))?.[1]);
+          return received.length >= end + 4 + length;
+        }, 2_000);
+        heads.push(received.slice(from));
+      }
+      socket.destroy();
+      for (const answer of heads) {
+        const [head = "", body = ""] = answer.split("\r\n\r\n");
+        const lines = head
+          .split("\r\n")
+          .filter((line) => !/^(date|connection|keep-alive):/i.test(line));
+        assert.deepEqual(lines, [
+          "HTTP/1.1 200 OK",
+          "content-type: application/json",
+          `content-length: ${Buffer.byteLength(body)}`,
+          "cache-control: no-store",
+          "x-content-type-options: nosniff",
+          "x-frame-options: DENY",
+        ]);
+        assert.ok(JSON.parse(body).result !== undefined);
+      }
     });
   });
 

@@ -19,7 +19,7 @@ import {
   type ResponseHeaders,
   type ResponseTarget,
 } from "../transport.js";
-import { failResponse } from "../write-response.js";
+import { failResponse, JSON_LENGTH_AT, jsonHeaderList } from "../write-response.js";
 import {
   type ConnectionBounds,
   requestEnded,
@@ -38,6 +38,9 @@ export interface NodeRequestListener {
 }
 
 const TARGET = Symbol("conduit-mcp.target");
+
+/** The headers of a JSON answer as node's flat list (writeJsonHead sets its length). */
+const JSON_HEAD = jsonHeaderList();
 type TaggedResponse = ServerResponse & { [TARGET]?: NodeResponse };
 
 /** A `ServerResponse` as a {@link ResponseTarget} and the {@link CloseSignal} of its request. */
@@ -96,6 +99,12 @@ class NodeResponse implements ResponseTarget, CloseSignal {
 
   writeHead(status: number, headers: ResponseHeaders): void {
     this.res.writeHead(status, headers as Record<string, string | number>);
+  }
+
+  writeJsonHead(status: number, contentLength: number): void {
+    // One list for every answer: node reads it during this call and keeps nothing of it.
+    JSON_HEAD[JSON_LENGTH_AT] = contentLength;
+    this.res.writeHead(status, JSON_HEAD);
   }
 
   flushHeaders(): void {
