@@ -145,6 +145,11 @@ export class HttpExchange
   private readonly input: RequestInput | null;
   private readonly viewOptions: RequestViewOptions | null;
   private state = PENDING;
+  /**
+   * A handler call runs on this exchange and gives its slots back itself when it ends
+   * ({@link callReleasesSlots}): the core does not chain on the dispatch for it.
+   */
+  releasedByCall = false;
   /** The client went away before the exchange ended (remembered for a late listener). */
   private disconnected = false;
   private sessionId: string | null = null;
@@ -238,6 +243,11 @@ export class HttpExchange
    * Gives back what {@link hold} recorded, exactly once: the core calls it when the dispatch
    * settles, and the protocol layer when it abandons a call whose handler never settles.
    */
+  /** As a {@link ResponseSink}: the call running here gives the slots back when it ends. */
+  callReleasesSlots(): void {
+    this.releasedByCall = true;
+  }
+
   releaseSlots(): void {
     const limits = this.limits;
     if (limits === null) return;

@@ -299,6 +299,9 @@ class TracedSink implements ResponseSink {
   releaseSlots(): void {
     this.inner.releaseSlots?.();
   }
+  callReleasesSlots(): void {
+    this.inner.callReleasesSlots?.();
+  }
 
   /** Names the span after its target once the target is known to exist (bounded names). */
   nameTarget(handler: HandlerInfo): void {

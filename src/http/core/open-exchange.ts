@@ -95,6 +95,9 @@ export function releaseWhenSettled(exchange: HttpExchange, running: Promise<void
     exchange.releaseSlots();
     return HANDLED;
   }
+  // A handler call running on the exchange gives them back itself when it ends (settled,
+  // cancelled or abandoned): no reaction and closures held for as long as it runs.
+  if (exchange.releasedByCall) return running;
   return running.then(
     () => exchange.releaseSlots(),
     (error: unknown) => {

@@ -60,4 +60,11 @@ export interface ResponseSink {
    * because it also releases when the dispatch settles.
    */
   releaseSlots?(): void;
+  /**
+   * A handler call runs on this sink and calls {@link releaseSlots} itself when it ends, however
+   * it ends (answered, cancelled, abandoned): the transport need not wait for the dispatch's
+   * promise to give the slots back (one reaction and its closures fewer per running call).
+   * Optional.
+   */
+  callReleasesSlots?(): void;
 }

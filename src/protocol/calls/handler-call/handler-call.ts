@@ -165,13 +165,17 @@ export class HandlerCall
   run(): Promise<void> {
     this.startedAt = performance.now();
     this.sink.setListener(this);
+    // The call gives its request's slots back itself when it ends, however it ends (settle,
+    // abandon, a cancel before the start): the transport need not chain on its promise for it.
+    this.sink.callReleasesSlots?.();
     this.host.started(this);
     if (this.handle.aborted) {
       // Cancelled between track and start (a racing cancel): the handler never runs.
       this.state = CANCELLED;
       this.sink.cancel(cancelledResponseJson(this.requestId));
       this.host.ended(this, this.cancelledEnd("cancelled"));
-      return this.host.release(this);
+      const releaseSlots = (): void => this.sink.releaseSlots?.();
+      return this.host.release(this).then(releaseSlots, releaseSlots);
     }
     this.handle.setAbortListener(this);
     const invocation = this.invocation;
@@ -418,6 +422,7 @@ export class HandlerCall
       this.timer = undefined;
       this.host.ended(this, this.cancelledEnd("cancelled"));
       void this.host.release(this);
+      this.sink.releaseSlots?.();
       return;
     }
     this.state = SETTLED;
@@ -428,6 +433,7 @@ export class HandlerCall
     // request still in flight; the row is cleared afterwards.
     void this.host.release(this);
     this.sink.respond(json, status, headers);
+    this.sink.releaseSlots?.();
   }
 
   private cancelledEnd(outcome: "cancelled" | "killed"): HandlerEnd {
