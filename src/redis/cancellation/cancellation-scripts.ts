@@ -208,29 +208,6 @@ return #ms
 `;
 
 /**
- * Shares in-flight entries with the other nodes, recording which node holds each (so a dead
- * node's entries can be found). The store sends every entry that came due since the last call in
- * one script per shard, so a burst of calls costs one round trip.
- * KEYS: 1 nf:<node>, 2 nodes. ARGV: 1 base, 2 node, then pairs of (handle id, pair member).
- */
-export const SHARE_IN_FLIGHT_SCRIPT = `
-local base, node = ARGV[1], ARGV[2]
-for i = 3, #ARGV, 2 do
-  redis.call('HSET', base .. ':f:' .. ARGV[i + 1], ARGV[i], node)
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-end
-redis.call('SADD', KEYS[2], node)
-return 1
-`;
-
-/** Removes one handle's entry. KEYS: 1 f:<pair>, 2 nf:<node>. ARGV: 1 handle id. */
-export const REMOVE_IN_FLIGHT_SCRIPT = `
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1
-`;
-
-/**
  * Renews this node's lease. KEYS: 1 lease:<node>, 2 nodes. ARGV: 1 node, 2 lease ms.
  * Returns 1 when the lease still existed, 0 when it had lapsed (another node's cleanup may then
  * have removed this node's entries, so the caller re-asserts them).
@@ -301,8 +278,6 @@ export interface CancellationScripts {
   conduitMcpAnnounceV1(...args: Wire[]): Promise<number>;
   conduitMcpClearV1(...args: Wire[]): Promise<number>;
   conduitMcpExpireV2(...args: Wire[]): Promise<number>;
-  conduitMcpShareInFlightV1(...args: Wire[]): Promise<number>;
-  conduitMcpRemoveInFlightV1(...args: Wire[]): Promise<number>;
   conduitMcpRenewLeaseV1(...args: Wire[]): Promise<number>;
   conduitMcpResyncV1(...args: Wire[]): Promise<number>;
   conduitMcpReapNodesV1(...args: Wire[]): Promise<number>;
@@ -314,8 +289,6 @@ const SCRIPTS: ReadonlyArray<readonly [keyof CancellationScripts, string, number
   ["conduitMcpAnnounceV1", ANNOUNCE_SCRIPT, 1],
   ["conduitMcpClearV1", CLEAR_SCRIPT, 2],
   ["conduitMcpExpireV2", EXPIRE_SCRIPT, 2],
-  ["conduitMcpShareInFlightV1", SHARE_IN_FLIGHT_SCRIPT, 2],
-  ["conduitMcpRemoveInFlightV1", REMOVE_IN_FLIGHT_SCRIPT, 2],
   ["conduitMcpRenewLeaseV1", RENEW_LEASE_SCRIPT, 2],
   ["conduitMcpResyncV1", RESYNC_SCRIPT, 3],
   ["conduitMcpReapNodesV1", REAP_NODES_SCRIPT, 1],

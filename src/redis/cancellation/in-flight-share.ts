@@ -1,7 +1,7 @@
 /**
  * The in-flight entries of the calls this node runs, and when each is written to Redis. A call's
  * entry (so another node's `isInFlight` sees it) is written only once the call has run
- * `shareAfterMs`, the entries that came due together in one script per shard: a call that ends
+ * `shareAfterMs`, the entries that came due together in one pipeline per shard: a call that ends
  * sooner, nearly every call, costs no Redis round trip at all. The entries stay known here so the
  * node can write them again after an outage or a lapsed lease (the store's resync).
  */
@@ -154,7 +154,7 @@ export class InFlightShare {
   };
 
   /**
-   * Writes entries to Redis, one script per shard and batch. An entry counts as shared from here
+   * Writes entries to Redis, one pipeline per shard and batch. An entry counts as shared from here
    * on, even if Redis is away: the resync after the outage writes it then.
    */
   private async share(entries: readonly LocalEntry[]): Promise<void> {

@@ -24,8 +24,8 @@ import { readyWithin } from "../connection/bounded.js";
 import type { RedisClient, RedisConnection } from "../connection/connection.js";
 import { openNodeStore } from "../connection/node-store-setup.js";
 import type { OutageMonitor } from "../connection/outage-monitor.js";
-import { StoreCalls } from "../connection/store-calls.js";
-import { KeyLayout, type Wire, wire } from "../key-layout.js";
+import { execAll, StoreCalls } from "../connection/store-calls.js";
+import { cat, KeyLayout, type Wire, wire } from "../key-layout.js";
 import { readCancellationStoreOptions } from "../redis-option-declarations.js";
 import { type CancellationScripts, defineCancellationScripts } from "./cancellation-scripts.js";
 import { InFlightShare } from "./in-flight-share.js";
@@ -181,18 +181,20 @@ export class RedisCancellationStore implements CancellationStore {
       nodeId,
       keys: this.keys,
       shareAfterMs,
+      // Plain commands in one pipeline, no script: the node's membership first, then its list of
+      // entries, then each key's entry, so that a pipeline cut short (the node died while
+      // sending) never leaves an entry the lease sweep cannot find.
       send: (shard, pairs) =>
-        this.calls.run(
-          (c) =>
-            c.conduitMcpShareInFlightV1(
-              shard.nodeEntries(nodeId),
-              shard.nodes,
-              shard.luaBase,
-              nodeId,
-              ...pairs,
-            ),
-          0,
-        ),
+        this.calls.run((c) => {
+          const p = c
+            .pipeline()
+            .sadd(shard.nodes, nodeId)
+            .hset(shard.nodeEntries(nodeId), ...pairs);
+          for (let i = 0; i + 1 < pairs.length; i += 2) {
+            p.hset(cat(`${shard.tag}:f:`, pairs[i + 1] as Wire), pairs[i] as Wire, nodeId);
+          }
+          return execAll(p);
+        }, 0),
     });
     connection.on("ready", () => this.onReady());
 
@@ -336,7 +338,7 @@ export class RedisCancellationStore implements CancellationStore {
 
   /**
    * Adds the entry on this node at once; it is written to Redis only once the call has run
-   * `shareAfterMs` (the entries due together go in one script per shard), or at once, awaited,
+   * `shareAfterMs` (the entries due together go in one pipeline per shard), or at once, awaited,
    * when `shareAfterMs` is 0.
    */
   addInFlight(scope: string, requestId: string, handleId: string): Promise<void> {
@@ -352,13 +354,17 @@ export class RedisCancellationStore implements CancellationStore {
     if (known === "unshared") return RESOLVED_VOID;
     const s = wire(scope);
     const shard = this.keys.shardOf(s);
+    const field = `${this.nodeId} ${handleId}`;
+    // Two plain commands in one pipeline: the key's entry, then the node's list (a pipeline cut
+    // short leaves at most a listed entry, which the lease sweep and the resync tolerate).
     return this.calls
       .run(
         (c) =>
-          c.conduitMcpRemoveInFlightV1(
-            shard.inFlight(s, wire(requestId)),
-            shard.nodeEntries(this.nodeId),
-            `${this.nodeId} ${handleId}`,
+          execAll(
+            c
+              .pipeline()
+              .hdel(shard.inFlight(s, wire(requestId)), field)
+              .hdel(shard.nodeEntries(this.nodeId), field),
           ),
         0,
       )

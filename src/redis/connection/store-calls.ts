@@ -6,6 +6,7 @@
  * is logged once per text. Either way the call resolves the caller's fallback, so each store
  * decides for itself whether it fails open or closed.
  */
+import type { ChainableCommander } from "ioredis";
 import { StoreClosedError } from "../../errors.js";
 import { bounded } from "./bounded.js";
 import type { RedisClient } from "./connection.js";
@@ -91,4 +92,17 @@ export class StoreCalls<S> {
     }
     this.options.monitor.down(error);
   }
+}
+
+/**
+ * Sends a pipeline and resolves its replies; rejects with the first command's error (each
+ * command of a pipeline runs on its own, so those before it were run).
+ */
+export async function execAll(pipeline: ChainableCommander): Promise<unknown[]> {
+  const replies = await pipeline.exec();
+  if (replies === null) throw new Error("pipeline not answered");
+  return replies.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
 }
