@@ -81,6 +81,11 @@ export class MemoryCancellationStore implements CancellationStore {
   private resting: string | null = null;
   private lastStamp = Number.NEGATIVE_INFINITY;
   private closed = false;
+  /**
+   * Whether a request is in flight among the calls of the registry that made this store (see
+   * {@link adoptInFlight}); null for a store given to a registry, which writes every entry here.
+   */
+  private ownerInFlight: ((scope: string, requestId: string) => boolean) | null = null;
 
   constructor(options: MemoryCancellationStoreOptions = {}) {
     this.maxRows = readOption(OPTION.positiveLimit, "maxRows", options.maxRows, DEFAULT_MAX_ROWS);
@@ -222,7 +227,31 @@ export class MemoryCancellationStore implements CancellationStore {
 
   isInFlight(scope: string, requestId: string): Promise<boolean> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    return this.inFlight.get(scope)?.has(requestId) === true ? RESOLVED_TRUE : RESOLVED_FALSE;
+    return this.ownerInFlight?.(scope, requestId) === true ||
+      this.inFlight.get(scope)?.has(requestId) === true
+      ? RESOLVED_TRUE
+      : RESOLVED_FALSE;
+  }
+
+  /**
+   * For the registry that made this store (nothing else writes its calls' entries): its own
+   * table of handles answers {@link isInFlight} for its calls, which it then does not write here,
+   * so a call costs one table entry instead of two. Entries added through {@link addInFlight}
+   * are kept here as before.
+   *
+   * @internal
+   */
+  adoptInFlight(ownerInFlight: (scope: string, requestId: string) => boolean): void {
+    this.ownerInFlight = ownerInFlight;
+  }
+
+  /**
+   * Whether the store still takes writes (false once closed).
+   *
+   * @internal
+   */
+  get open(): boolean {
+    return !this.closed;
   }
 
   /**

@@ -3,8 +3,6 @@
  * tracked request, aborted at once when a matching cancel is recorded, instead of tools polling
  * (docs/cancellation.md, "The cancellation registry"). Limits (quota, cap, eviction) belong to the store.
  */
-import { randomBytes } from "node:crypto";
-
 import { channels } from "../diagnostics.js";
 import {
   type CancellationSource,
@@ -16,10 +14,10 @@ import { OPTION, readOption } from "../option-schema.js";
 import { reflectText } from "../reflect.js";
 import { SteadyMap } from "../steady-table.js";
 import { CancellationJanitor, DEFAULT_JANITOR_INTERVAL_MS } from "./janitor.js";
+import { LocalRequestHandle } from "./local-handle.js";
 import { MemoryCancellationStore } from "./memory-store.js";
 import { normalizeRequestId } from "./request-id.js";
 import type {
-  AbortListener,
   CancellationStore,
   CancelResult,
   CleanupResult,
@@ -96,71 +94,6 @@ function ignore(): void {
   // A failed background store write: the sweep removes what it left.
 }
 
-// Handle ids: a per-process random prefix (unique across nodes sharing a store) plus a counter.
-// Drawn by the first handle, not at load: Cloudflare Workers refuse random values at a module's
-// top level (https://developers.cloudflare.com/workers/runtime-apis/handlers/).
-let handlePrefix: string | null = null;
-let handleCounter = 0;
-
-/**
- * The registry's handle: owns the AbortController whose signal the tool sees. The controller is
- * created on first use of `signal`: a request whose tool never looks at it (most short calls)
- * costs no AbortController, and the transport hears of an abort through its listener slot.
- */
-class LocalRequestHandle implements RequestHandle {
-  readonly handleId: string;
-  readonly scope: string;
-  readonly requestId: string | null;
-  /** Set by untrack or the sweep; never reset. */
-  released = false;
-  private controller: AbortController | null = null;
-  /** The first cause; later ones are ignored (an AbortSignal aborts once). */
-  private reason: RequestCancelledError | null = null;
-  private listener: AbortListener | null = null;
-  private readonly lifetime: HandleLifetime | undefined;
-  /** Whether a `notifications/cancelled` may abort it (see {@link TrackOptions.notifiable}). */
-  readonly notifiable: boolean;
-
-  constructor(scope: string, requestId: string | null, options: TrackOptions | undefined) {
-    handlePrefix ??= `${randomBytes(6).toString("base64url")}.`;
-    this.handleId = handlePrefix + (handleCounter++).toString(36);
-    this.scope = scope;
-    this.requestId = requestId;
-    this.lifetime = options?.lifetime;
-    this.notifiable = options?.notifiable !== false;
-  }
-
-  get signal(): AbortSignal {
-    if (this.controller === null) {
-      this.controller = new AbortController();
-      if (this.reason !== null) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  get aborted(): boolean {
-    return this.reason !== null;
-  }
-
-  get alive(): boolean {
-    return !this.released && this.lifetime?.aborted !== true;
-  }
-
-  setAbortListener(listener: AbortListener | null): void {
-    this.listener = listener;
-  }
-
-  abort(reason: RequestCancelledError): void {
-    if (this.reason !== null) return;
-    this.reason = reason;
-    // The transport first (it ends the exchange), then the tool's own signal listeners.
-    const listener = this.listener;
-    this.listener = null;
-    listener?.handleEvent();
-    this.controller?.abort(reason);
-  }
-}
-
 type HandleSlot = LocalRequestHandle | LocalRequestHandle[];
 
 /** Sources of cancels that target a `(scope, id)` key rather than one handle. */
@@ -191,6 +124,8 @@ export class CancellationRegistry {
   private readonly ownsStore: boolean;
   /** The store, when it is the memory store: its in-flight writes are made without a promise. */
   private readonly memoryStore: MemoryCancellationStore | null;
+  /** The memory store this registry made: `handles` is its in-flight table (adoptInFlight). */
+  private readonly adopted: boolean;
   /** scope → request id → local handle(s); nested so no key separator can collide. */
   private readonly handles = new Map<string, SteadyMap<string, HandleSlot>>();
   /** The scope whose table in `handles` is kept while empty (at most one), or null. */
@@ -249,6 +184,12 @@ export class CancellationRegistry {
     // The memory store, with its own in-flight and clear methods (a subclass or a caller may
     // have replaced them, e.g. to make them wait: then they are called as the contract says).
     this.memoryStore = isPlainMemoryStore(this.store) ? this.store : null;
+    this.adopted = this.ownsStore && this.memoryStore !== null;
+    if (this.adopted) {
+      (this.store as MemoryCancellationStore).adoptInFlight(
+        (scope, requestId) => this.handles.get(scope)?.has(requestId) === true,
+      );
+    }
     this.unsubscribe = this.store.onRemoteCancellation((event: RemoteCancellation) => {
       const reason = () => new RequestCancelledError(event.source, event.reason);
       // Every handle of a scope (cancelScope on another node).
@@ -438,7 +379,12 @@ export class CancellationRegistry {
     options?: TrackOptions,
   ): RequestHandle | Promise<RequestHandle> {
     const requestId = normalizeRequestId(id);
-    const handle = new LocalRequestHandle(scope, requestId ?? null, options);
+    const handle = new LocalRequestHandle(
+      scope,
+      requestId ?? null,
+      options?.lifetime,
+      options?.notifiable !== false,
+    );
     this.registered++;
     if (requestId == null) {
       this.untracked.add(handle);
@@ -447,7 +393,12 @@ export class CancellationRegistry {
     // Registered locally first, so a cancel landing while the store write is pending finds it.
     this.addLocal(handle, scope, requestId);
     if (this.memoryStore !== null) {
-      if (this.memoryStore.recordInFlight(scope, requestId, handle.handleId)) return handle;
+      if (
+        this.adopted
+          ? this.memoryStore.open
+          : this.memoryStore.recordInFlight(scope, requestId, handle.handleId)
+      )
+        return handle;
       this.release(handle);
       return Promise.reject(new StoreClosedError());
     }
@@ -472,8 +423,9 @@ export class CancellationRegistry {
     this.release(handle);
     if (handle.requestId === null) return RESOLVED_VOID;
     if (this.memoryStore !== null) {
-      // A closed store has nothing left to remove.
-      this.memoryStore.dropInFlight(handle.scope, handle.requestId, handle.handleId);
+      // A closed store has nothing left to remove; an adopted one has nothing of this call.
+      if (!this.adopted)
+        this.memoryStore.dropInFlight(handle.scope, handle.requestId, handle.handleId);
       return RESOLVED_VOID;
     }
     this.store.removeInFlight(handle.scope, handle.requestId, handle.handleId).catch(ignore);

@@ -854,3 +854,51 @@ describe("CancellationRegistry.finishTracked", () => {
     await registry.close();
   });
 });
+
+describe("CancellationRegistry with the memory store it made", () => {
+  /** The number of in-flight entries the store keeps in its own table (no public reading). */
+  function storedInFlight(store: unknown): number {
+    let n = 0;
+    const table = (store as { inFlight: Map<string, { size: number }> }).inFlight;
+    for (const ids of table.values()) n += ids.size;
+    return n;
+  }
+
+  it("answers the store's isInFlight from its own handles, writing no second entry per call", async () => {
+    const registry = new CancellationRegistry({ janitor: false });
+    const store = registry.store as MemoryCancellationStore;
+    const first = await registry.track(7, "ip:1");
+    const namesake = await registry.track("7", "ip:1");
+    assert.equal(storedInFlight(store), 0, "no entry of its own calls in the store's table");
+    assert.equal(await store.isInFlight("ip:1", "7"), true);
+    assert.equal(await store.isInFlight("ip:2", "7"), false);
+    await registry.untrack(first);
+    assert.equal(await store.isInFlight("ip:1", "7"), true, "its namesake is still in flight");
+    await registry.untrack(namesake);
+    assert.equal(await store.isInFlight("ip:1", "7"), false);
+    // Entries written through the store itself are kept and read as before.
+    await store.addInFlight("ip:3", "9", "elsewhere.1");
+    assert.equal(await store.isInFlight("ip:3", "9"), true);
+    assert.equal(await registry.isInFlight(9, "ip:3"), true);
+    await store.removeInFlight("ip:3", "9", "elsewhere.1");
+    assert.equal(await registry.isInFlight(9, "ip:3"), false);
+    await registry.close();
+    await assert.rejects(store.isInFlight("ip:1", "7"), { name: "StoreClosedError" });
+  });
+
+  it("a store given to it is written as before; handle ids are unique and stable", async () => {
+    const store = new MemoryCancellationStore();
+    const registry = new CancellationRegistry({ store, janitor: false });
+    const a = await registry.track(1, "ip:1");
+    const b = await registry.track(1, "ip:1");
+    assert.equal(storedInFlight(store), 1, "one key, both handle ids under it");
+    assert.notEqual(a.handleId, b.handleId);
+    assert.equal(a.handleId, a.handleId);
+    assert.match(a.handleId, /^[A-Za-z0-9_-]{8}\.[0-9a-z]+$/);
+    await registry.untrack(a);
+    assert.equal(await store.isInFlight("ip:1", "1"), true);
+    await registry.untrack(b);
+    assert.equal(storedInFlight(store), 0);
+    await registry.close();
+  });
+});
