@@ -11,6 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { Redis } from "ioredis";
 
 import { RedisTaskStore } from "../../src/redis/index.js";
+import { COMMON } from "../../src/redis/tasks/task-lua-helpers.js";
+import * as scripts from "../../src/redis/tasks/task-scripts.js";
 import { newTaskId } from "../../src/tasks/task-id.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
 import { freshPrefix } from "../redis/helpers.js";
@@ -41,6 +43,25 @@ const total = (m: Map<string, number>) => [...m.values()].reduce((s, v) => s + v
 const WRITES = ["set", "hset", "hdel", "zadd", "zrem", "sadd", "srem", "incr", "incrby", "zincrby"];
 const writes = (m: Map<string, number>) => WRITES.reduce((s, k) => s + (m.get(k) ?? 0), 0);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("task scripts: each defines every helper it calls", () => {
+  // get and create take only part of COMMON: a helper missing there would fail only on the path
+  // that calls it (a dead owner's task, an eviction).
+  const helpers = [...COMMON.matchAll(/^local function (\w+)/gm)].map((m) => m[1] as string);
+  for (const [name, lua] of Object.entries(scripts)) {
+    it(name, () => {
+      const defined = new Set([...lua.matchAll(/^local function (\w+)/gm)].map((m) => m[1]));
+      const called = [...lua.matchAll(/\b(\w+)\(/g)].map((m) => m[1] as string);
+      const missing = called.filter((n) => helpers.includes(n) && !defined.has(n));
+      assert.deepEqual([...new Set(missing)], []);
+      if (/TERMINAL\[/.test(lua)) assert.match(lua, /^local TERMINAL = /m);
+    });
+  }
+  it("get and create are smaller than the whole of COMMON", () => {
+    assert.ok(scripts.TASK_GET_SCRIPT.length < COMMON.length);
+    assert.ok(scripts.TASK_CREATE_SCRIPT.length < COMMON.length);
+  });
+});
 
 describe("RedisTaskStore: commands per task", { skip: skip ?? false }, () => {
   let server: RedisServer;
