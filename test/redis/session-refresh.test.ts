@@ -97,6 +97,12 @@ describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
     assert.equal(refreshDue("1010", [1_000, 1_010], 100), true, "the upper bound reached it");
     assert.equal(refreshDue("1111", [1_000, 1_010], 100), true, "ahead by more than a window");
     assert.equal(refreshDue("1110", [1_000, 1_010], 100), false);
+    assert.equal(
+      refreshDue("1050", [1_000, 1_010], 100, "950"),
+      false,
+      "seen when the window began",
+    );
+    assert.equal(refreshDue("1050", [1_000, 1_010], 100, "1005"), true, "seen after, no window");
   });
 
   it("with Redis's clock, a session is refreshed again once its window has passed", async () => {
@@ -108,6 +114,22 @@ describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     const later = (await store.get("w"))?.lastSeenAt ?? 0;
     assert.ok(later >= first + 100, `refreshed after the window: ${first} then ${later}`);
+  });
+
+  it("a session refreshed without a window (a node of an older version) is refreshed again", async () => {
+    let now = 70_000;
+    const prefix = freshPrefix("refresh-older");
+    const store = await make({ prefix, clock: () => now });
+    await store.create(session("o", now));
+    store.idleTtl(3_200); // window 100 ms
+    assert.equal((await store.get("o"))?.lastSeenAt, 70_000);
+    // An older node's get at 70 050: lastSeenAt and the scores set to its time, no window.
+    now = 70_050;
+    await inspect.hset(`{${prefix}}:sess:o`, "lastSeenAt", String(now));
+    await inspect.zadd(`{${prefix}}:sessions`, now, "o");
+    now = 70_060;
+    assert.equal((await store.get("o"))?.lastSeenAt, 70_060, "refreshed, not left at 70 050");
+    assert.equal(await inspect.zscore(`{${prefix}}:sessions`, "o"), "70160");
   });
 
   it("the server's janitor tells the store its TTL when it starts, before its first sweep", async () => {

@@ -213,7 +213,8 @@ export class RedisSessionStore implements SessionStore {
     if (found) {
       let record = recordFromFields(id, fields);
       const until = Object.hasOwn(fields, "until") ? fields.until : undefined;
-      if (refreshDue(until, this.clockBounds(), this.refreshWindowMs)) {
+      const seen = Object.hasOwn(fields, "lastSeenAt") ? fields.lastSeenAt : undefined;
+      if (refreshDue(until, this.clockBounds(), this.refreshWindowMs, seen)) {
         const at = await this.refresh(id);
         // Ended since it was read: as after a miss. Redis away: the record as read.
         if (at === null) found = false;

@@ -43,15 +43,20 @@ export class RedisTime {
  * or not a number for none) is due for a refresh, Redis's clock being in `bounds`: when the
  * window may have ended (the upper bound has reached it), when the clock is not known, and when
  * the window ends more than a whole window after even the upper bound (a forged record, or a
- * clock stepped back).
+ * clock stepped back), and when the session was seen later than the window's start (`lastSeenAt`
+ * less than a window before `until`: a write that did not set a window).
  */
 export function refreshDue(
   until: string | undefined,
   bounds: readonly [number, number] | null,
   windowMs: number,
+  lastSeenAt?: string,
 ): boolean {
   if (bounds === null || until === undefined) return true;
   const end = Number(until);
   if (!Number.isFinite(end)) return true;
+  // Seen after the window was written (by a node that refreshes on every get without one, as
+  // an older version does, scoring the session at that time): its score is not the window's end.
+  if (lastSeenAt !== undefined && end - Number(lastSeenAt) < windowMs) return true;
   return bounds[1] >= end || end - bounds[1] > windowMs;
 }
