@@ -153,8 +153,11 @@ describe("a session ended on another node ends its stream and subscriptions here
   test("idle expiry swept by node A", async () => {
     const prefix = freshPrefix("ended-expiry");
     const a = await node(prefix, { ttlMs: 400 });
-    // Node B never sweeps within the test (a long TTL): only node A's expiry can end it.
-    const b = await node(prefix, { ttlMs: 3_600_000 });
+    // Node B's own sweep comes only after 10 s, beyond the test: only node A's expiry can end it.
+    // B's TTL stays short enough that its refresh window (a 32nd of it, 312 ms: how long a
+    // session it refreshed is kept past its last use, docs/redis.md "Session refresh") lets node
+    // A's 400 ms expiry land within the wait below.
+    const b = await node(prefix, { ttlMs: 10_000 });
     const session = await initialize(b.url);
     const stream = await openStream(b.url, session);
     await subscribe(b.url, session, "test://expiring");
