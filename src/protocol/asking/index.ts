@@ -29,6 +29,8 @@ export type { InputRequiredOptions, InputRequiredSettings } from "./input-requir
 export {
   ASKING_METHODS,
   cannotAsk,
+  carriesAnswers,
+  FirstRound,
   InputPending,
   inputRequiredSettings,
   openInputRound,

@@ -115,6 +115,51 @@ export function openInputRound(
 const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
+ * Whether a request opens its round with something to check (`requestState`, `inputResponses`):
+ * a request that carries neither starts a first round, made on its first ask ({@link FirstRound}).
+ */
+export function carriesAnswers(params: Readonly<Record<string, unknown>> | undefined): boolean {
+  return params?.inputResponses !== undefined || params?.requestState !== undefined;
+}
+
+/**
+ * The first round of a 2026-07-28 request that carries neither `requestState` nor
+ * `inputResponses` (nothing to check): its {@link InputRound} is made when the handler first asks
+ * or saves state, which most calls never do. The flow's expiry is fixed when the request starts,
+ * as {@link openInputRound} fixes it.
+ *
+ * @example
+ * ```ts
+ * const first = new FirstRound(settings, binding, clientCapabilities);
+ * const round = first.open(); // what openInputRound(params, settings, binding, clientCapabilities) gives
+ * ```
+ */
+export class FirstRound {
+  private readonly exp: number;
+
+  constructor(
+    private readonly settings: InputRequiredSettings,
+    private readonly binding: StateBinding,
+    private readonly capabilities: Readonly<Record<string, unknown>>,
+  ) {
+    this.exp = settings.sealer.currentTime() + settings.ttlMs;
+  }
+
+  /** The round, as {@link openInputRound} opens one without answers or state. */
+  open(): InputRound {
+    return new InputRound(
+      this.settings,
+      this.binding,
+      this.capabilities,
+      NONE,
+      NONE,
+      undefined,
+      this.exp,
+    );
+  }
+}
+
+/**
  * The asks of one run of a handler on a 2026-07-28 request.
  *
  * @example

@@ -11,6 +11,8 @@ import {
   ASKING_METHODS,
   CallBinding,
   type ClientAsker,
+  carriesAnswers,
+  FirstRound,
   type InputRequiredSettings,
   openInputRound,
 } from "../asking/index.js";
@@ -22,10 +24,11 @@ export interface CallAsking {
   /** The asker the call starts with: a task's, or a 2026-07-28 round; null otherwise. */
   readonly asker: ClientAsker | null;
   /**
-   * 2025-11-25 calls of an asking method: the client's declared capabilities (null when it
-   * declared none), for the asker made on the first ask; undefined when the call cannot ask so.
+   * What the asker made on the first ask is made from: for 2025-11-25 calls of an asking method,
+   * the client's declared capabilities (null when it declared none); for a 2026-07-28 call that
+   * carries no `requestState` or `inputResponses`, its {@link FirstRound}; undefined otherwise.
    */
-  readonly serverAsks: Readonly<Record<string, unknown>> | null | undefined;
+  readonly serverAsks: Readonly<Record<string, unknown>> | FirstRound | null | undefined;
 }
 
 const NO_ASKING: CallAsking = { asker: null, serverAsks: undefined };
@@ -62,11 +65,11 @@ export function callAsking(options: {
     meta.scope,
     request.params?.arguments,
   );
-  const opened = openInputRound(
-    request.params,
-    options.settings,
-    binding,
-    request.modern.clientCapabilities,
-  );
+  const capabilities = request.modern.clientCapabilities;
+  // Nothing to check: the round is made on the first ask (most calls never ask).
+  if (!carriesAnswers(request.params)) {
+    return { asker: null, serverAsks: new FirstRound(options.settings, binding, capabilities) };
+  }
+  const opened = openInputRound(request.params, options.settings, binding, capabilities);
   return typeof opened === "string" ? opened : { asker: opened, serverAsks: undefined };
 }

@@ -16,6 +16,7 @@ import {
   cannotAsk,
   type ElicitResult,
   type ElicitSchema,
+  FirstRound,
   type RootsResult,
   type SampleRequest,
   type SampleResult,
@@ -74,10 +75,11 @@ export interface HandlerContextOptions<Host, Invocation> {
   readonly asker?: ClientAsker | null;
   /**
    * A 2025-era call that may ask the client: the client's capabilities from `initialize` (null
-   * when this server was not told). The asker is made by the host on the first ask, not per call
+   * when this server was not told), the asker made by the host; or a 2026-07-28 call's
+   * {@link FirstRound}. Either asker is made on the first ask (or `saveState`), not per call
    * (most calls never ask). Undefined: no such asker.
    */
-  readonly serverAsks?: Readonly<Record<string, unknown>> | null | undefined;
+  readonly serverAsks?: Readonly<Record<string, unknown>> | FirstRound | null | undefined;
 }
 
 /** A notification not sent (the call ended, no stream, nothing asked for it): settled already. */
@@ -134,7 +136,7 @@ export abstract class HandlerContext<
   private view: RequestView | null | undefined;
   protected asker: ClientAsker | null;
   /** See {@link HandlerContextOptions.serverAsks}; undefined once made (or when there is none). */
-  private serverAsks: Readonly<Record<string, unknown>> | null | undefined;
+  private serverAsks: Readonly<Record<string, unknown>> | FirstRound | null | undefined;
 
   constructor(options: HandlerContextOptions<Host, Invocation>) {
     this.host = options.host;
@@ -255,6 +257,8 @@ export abstract class HandlerContext<
   }
 
   saveState(value: unknown): void {
+    // A 2026-07-28 first round is made now: the state goes with the round's next question.
+    if (this.asker === null && this.serverAsks instanceof FirstRound) this.openAsker();
     this.asker?.saveState(value);
   }
 
@@ -271,17 +275,21 @@ export abstract class HandlerContext<
   /** Null when `this.asker` may ask (made now if it is made on first use), else the refusal. */
   private askRefused(): Promise<never> | null {
     if (this.handle.aborted) return Promise.reject(this.handle.signal.reason);
-    if (this.asker === null && this.serverAsks !== undefined) {
-      const asker = this.host.serverAsker(
-        this.sink,
-        { scope: this.scope, bucket: this.bucket },
-        this.serverAsks,
-      );
-      this.serverAsks = undefined;
-      this.asker = asker;
-      // Asked after the call was answered: refused, as a closed asker refuses.
-      if (!this.isRunning()) asker.close?.(COMPLETED, completedError);
-    }
+    if (this.asker === null && this.serverAsks !== undefined) this.openAsker();
     return this.asker === null ? cannotAsk() : null;
+  }
+
+  /** Makes the asker made on first use ({@link HandlerContextOptions.serverAsks}). */
+  private openAsker(): void {
+    const made = this.serverAsks;
+    if (made === undefined) return;
+    const asker: ClientAsker =
+      made instanceof FirstRound
+        ? made.open()
+        : this.host.serverAsker(this.sink, { scope: this.scope, bucket: this.bucket }, made);
+    this.serverAsks = undefined;
+    this.asker = asker;
+    // Asked after the call was answered: refused, as a closed asker refuses.
+    if (!this.isRunning()) asker.close?.(COMPLETED, completedError);
   }
 }
