@@ -289,10 +289,15 @@ ${fmt(LIMITS.maxConnections)} (above the held calls, so the global bound's evict
 **Memory**: heap used and RSS after 4 full GCs with all calls held, minus the same after a
 warm-up with none held, divided by ${fmt(CALLS)}; a fresh server process per target and round,
 ${ROUNDS} rounds in rotating order, medians. The floor is bare \`node:http\` reading and parsing
-each POST and holding it open (for 2025, the SSE head and one progress event written, as
-conduit-mcp does); "+ the sleep tool's objects" also holds what the tool holds in any server
-(an \`AbortController\` it listens to, a timer, a pending promise). conduit-mcp's **own share**
-is its figure minus that one.
+each POST and holding it open (for 2025, the SSE head sent on its own and then one progress
+event, as conduit-mcp's stream does); "+ the sleep tool's objects" also holds what the tool holds
+in any server (an \`AbortController\` it listens to, a timer, the wait's promise, and the promise
+of its \`async\` handler, which awaits once and returns the wait's). conduit-mcp's **own share**
+is its figure minus that one. Both floors were made like conduit-mcp on 2026-12-04: before,
+bare sent its SSE head together with the first event, and node then keeps the head as a rope of
+about 20 pieces (about 460 B per call more than the flat string a head sent alone leaves), which
+counted as conduit-mcp's saving; and bare + the tool left out the handler's own promise (about
+110 B), which counted as conduit-mcp's cost.
 
 | era | server | heap B per call (median) | rounds | RSS B per call (median) | rounds |
 | --- | --- | ---: | --- | ---: | --- |
@@ -309,23 +314,31 @@ own address, on a fresh connection) or destroying the 2026 call's socket, to the
 p50/p99 per round, medians over rounds; "server side" is from the cancel POST's arrival
 (node's \`request\` start) to the abort, pooled.
 
-What the own share is made of (heap snapshots of 1 000 held calls compared by kind, as
-\`npm run bench:heap -- --snapshot\` does): about 920 B are conduit-mcp's own per-call objects
-(\`HandlerCall\` 256, \`HttpExchange\` 176, \`RequestContext\` 152, \`NodeRequest\` 112,
-\`LocalRequestHandle\` 96, \`ToolInvocation\` 80, \`NodeResponse\` 48), about 240 B five more
-promises, and the rest the closures, contexts, arrays and boxed numbers that tie them together.
-Cut so far (heap snapshots of 1 000 held calls, before → after): the per-connection timer,
-callback and \`close\` listener of the silent-connection check (one timer now serves every
-connection: 2026-07-28 10,891 → 10,477 B per call in all); on 2026-07-28 calls that never ask, the
-\`InputRound\`'s Map and object. The figures below were measured with one more cut since taken
-back: one keep-alive timer per interval for every call and stream (2025-11-25 10,103 → 9,931 B
-per call). On Cloudflare's workerd a timer belongs to the request that armed it, so a shared one
-never reached the other requests' streams; each call and stream has its own timer again, about
-170 B more per held call than the table shows.
+What the own share is made of (\`--snapshot\`: heap snapshots of 2 000 held calls, summed by
+kind, conduit-mcp's rows minus bare + the tool's): conduit-mcp's own per-call objects
+(\`HandlerCall\` 256 B, \`HttpExchange\` 200, \`NodeRequest\` 112, \`LocalRequestHandle\` 96,
+\`ToolInvocation\` 80, \`NodeResponse\` 56; on 2026-07-28 also \`InputRound\` 120 and
+\`CallBinding\` 64); about 380 B of hash tables that grow with the calls (the connection bounds'
+table and per-bucket socket sets, the anonymous scopes by socket, the silent-connection check's
+queue, which a connection leaves 10 s after it opened, the keep-alive clock's queue, the registry's
+and the memory store's in-flight tables per scope); three promises and their reactions (the
+handler call's, with two closures, the \`POST\` step adopting the call's promise, the node door's
+\`.catch\` and its closure); the 2025 stream's longer head (about 200 B).
+Cut so far (per held call): the per-connection timer, callback and \`close\` listener of the
+silent-connection check (one timer serves every connection; about 400 B); on 2026-07-28 calls that
+never ask, the \`InputRound\`'s Map and object; on node:http, every call's and GET stream's
+keep-alive waits in one clock per interval instead of a timer each (about 170 B; fetch doors keep
+a timer each: on Cloudflare's workerd a timer belongs to the request that armed it, so a clock
+shared across requests never reached the others' streams); the request core's context (152 B) is
+no longer kept by a running call (the exchange is the source of \`ctx.request\`); a handler call
+gives its exchange's slots back itself when it ends, so the core keeps no reaction, promise and
+two closures on the dispatch (about 250 B); the call's progress and log-threshold fields hold no
+heap box (16 B each).
 
 Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
 \`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream
-with a first comment. Calls opened within a few seconds, as here, come due together: about
+with a first comment (on node:http one timer ticks each at its own deadline). Calls opened
+within a few seconds, as here, come due together: about
 10 000 writes in a burst, which shows as event-loop delay in the rounds whose window holds one,
 and a cancel that lands in a burst waits for it (the likely cause of a round whose p99 is far
 above the others'). Clients that arrive spread over time spread these writes too.
