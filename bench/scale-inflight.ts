@@ -321,7 +321,7 @@ kind, conduit-mcp's rows minus bare + the tool's): conduit-mcp's own per-call ob
 \`CallBinding\` 64); about 380 B of hash tables that grow with the calls (the connection bounds'
 table and per-bucket socket sets, the anonymous scopes by socket, the silent-connection check's
 queue, which a connection leaves 10 s after it opened, the keep-alive clock's queue, the registry's
-and the memory store's in-flight tables per scope); three promises and their reactions (the
+in-flight tables per scope); three promises and their reactions (the
 handler call's, with two closures, the \`POST\` step adopting the call's promise, the node door's
 \`.catch\` and its closure); the 2025 stream's longer head (about 200 B).
 Cut so far (per held call): the per-connection timer, callback and \`close\` listener of the
