@@ -8,7 +8,10 @@
  * next. Each member is ticked at its own deadline, as with a timer of its own, and holds one `Map`
  * entry while it waits instead of a timer object and its argument list: thousands of long calls
  * and streams each held one (docs/benchmarks.md, "Scale: 10 000 calls in flight"). The timer is
- * unref'd, as the per-stream timers are: keep-alives never keep a process running.
+ * unref'd, as the per-stream timers are: keep-alives never keep a process running. At most
+ * {@link TICKS_PER_TURN} members are ticked per callback; the rest follow a millisecond later, so
+ * a burst of deadlines never holds the event loop for long (each member is then ticked at, or a
+ * few milliseconds after, its deadline).
  *
  * Only for a way back whose door says any request's timer may serve it
  * (`ResponseTarget.sharedTimers`, transport.ts: node:http, where a timer is the process's). A fetch door
@@ -65,11 +68,18 @@ export class KeepAliveClock<T extends object> {
   private run(): void {
     this.timer = null;
     const now = Math.ceil(performance.now());
+    let ticked = 0;
     for (const [member, deadline] of this.due) {
       if (deadline > now) {
         this.arm(deadline - now);
         return;
       }
+      if (ticked === TICKS_PER_TURN) {
+        // More are due: the rest a millisecond later, after the event loop has polled for I/O.
+        this.arm(1);
+        return;
+      }
+      ticked++;
       this.due.delete(member);
       // Back at the end before its tick, one interval later: every deadline already queued is
       // earlier, so the queue stays in deadline order (and the loop stops when it reaches it).
@@ -82,6 +92,13 @@ export class KeepAliveClock<T extends object> {
     }
   }
 }
+
+/**
+ * Most members one timer callback ticks. Streams opened together come due together (thousands of
+ * writes at once); in turns of this many, the event loop reads sockets between them, so a cancel
+ * or a new request waits for one turn (a few ms) rather than for the whole burst.
+ */
+const TICKS_PER_TURN = 256;
 
 /**
  * Clocks shared by every exchange of the process on a door with `sharedTimers`,

@@ -55,6 +55,27 @@ describe("KeepAliveClock", () => {
     assert.equal(clock.size, 0);
   });
 
+  test("a burst of deadlines is ticked in turns: the event loop runs between them", async () => {
+    const order: string[] = [];
+    let turned = false;
+    const clock = new KeepAliveClock<{ n: number }>(30, false, (m) => {
+      if (m.n === 0)
+        setImmediate(() => {
+          turned = true;
+        });
+      order.push(turned ? "after" : "before");
+    });
+    for (let n = 0; n < 1_000; n++) clock.add({ n });
+    // Busy past every deadline: all 1 000 are due when the clock's timer first fires.
+    const until = performance.now() + 45;
+    while (performance.now() < until) {}
+    await wait(200);
+    assert.equal(order.length, 1_000, "every member ticked");
+    assert.equal(clock.size, 0);
+    const before = order.filter((o) => o === "before").length;
+    assert.ok(before <= 256, `${before} members ticked before the event loop turned`);
+  });
+
   test("a member whose tick throws does not stop the others", async () => {
     const ticked: string[] = [];
     const clock = new KeepAliveClock<{ name: string }>(50, false, (m) => {
