@@ -318,7 +318,7 @@ What the own share is made of (\`--snapshot\`: heap snapshots of 2 000 held call
 kind, conduit-mcp's rows minus bare + the tool's): conduit-mcp's own per-call objects
 (\`HandlerCall\` 256 B, \`HttpExchange\` 200, \`NodeRequest\` 112, \`LocalRequestHandle\` 96,
 \`ToolInvocation\` 80, \`NodeResponse\` 56; on 2026-07-28 also \`InputRound\` 120 and
-\`CallBinding\` 64); about 380 B of hash tables that grow with the calls (the connection bounds'
+\`CallBinding\` 64, before a call that does not ask made them only at its first ask); about 380 B of hash tables that grow with the calls (the connection bounds'
 table and per-bucket socket sets, the anonymous scopes by socket, the silent-connection check's
 queue, which a connection leaves 10 s after it opened, the keep-alive clock's queue, the registry's
 in-flight tables per scope); three promises and their reactions (the
