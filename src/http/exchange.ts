@@ -311,15 +311,7 @@ export class HttpExchange
   /** Arms the keep-alive timer of {@link keepAliveWhilePending} (from {@link armLater}). */
   armKeepAlive(): void {
     if (this.state !== PENDING || this.keepAlive !== undefined) return;
-    if (this.target.sharedTimers === true) {
-      const clock = sharedClock("upgrade", this.keepAliveMs, false, upgradeExchange);
-      clock.add(this);
-      this.keepAlive = clock;
-      return;
-    }
-    const timer = setTimeout(upgradeExchange, this.keepAliveMs, this);
-    timer.unref();
-    this.keepAlive = timer;
+    this.waitKeepAlive("upgrade", false, upgradeExchange);
   }
 
   /** Opens the stream of a call still waiting, with a first keep-alive (timer callback). */
@@ -367,16 +359,29 @@ export class HttpExchange
     // A call that opened its stream before its upgrade came due stops waiting for it.
     this.stopKeepAlive();
     if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
-      if (this.target.sharedTimers === true) {
-        const clock = sharedClock("ping", this.keepAliveMs, true, pingExchange);
-        clock.add(this);
-        this.keepAlive = clock;
-        return;
-      }
-      const timer = setInterval(pingExchange, this.keepAliveMs, this);
-      timer.unref();
-      this.keepAlive = timer;
+      this.waitKeepAlive("ping", true, pingExchange);
     }
+  }
+
+  /**
+   * Waits `keepAliveMs` (once, or `repeat`ing) for `tick`: in the process's shared clock of that
+   * kind when the door shares timers (node:http), else on an unref'd timer of its own (a fetch
+   * door's timer belongs to its request, keep-alive-clock.ts).
+   */
+  private waitKeepAlive(
+    kind: "upgrade" | "ping",
+    repeat: boolean,
+    tick: (exchange: HttpExchange) => void,
+  ): void {
+    if (this.target.sharedTimers === true) {
+      const clock = sharedClock(kind, this.keepAliveMs, repeat, tick);
+      clock.add(this);
+      this.keepAlive = clock;
+      return;
+    }
+    const timer = (repeat ? setInterval : setTimeout)(tick, this.keepAliveMs, this);
+    timer.unref();
+    this.keepAlive = timer;
   }
 
   private finish(status: number): void {

@@ -11,6 +11,29 @@ import {
   type RedisCancellationStoreOptions,
 } from "../../src/redis/index.js";
 
+/** Calls per command since the server started, from `INFO commandstats`. */
+export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const text = await redis.info("commandstats");
+  const calls = new Map<string, number>();
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls.set(m[1] as string, Number(m[2]));
+  }
+  return calls;
+}
+
+/** Commands run between two {@link commandCalls} snapshots, by name (the INFO calls left out). */
+export function commandsBetween(
+  a: Map<string, number>,
+  b: Map<string, number>,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of b) {
+    const d = v - (a.get(k) ?? 0);
+    if (d > 0 && k !== "info") out.set(k, d);
+  }
+  return out;
+}
+
 /** A prefix no other test uses. */
 export function freshPrefix(label = "t"): string {
   return `${label}-${randomUUID().slice(0, 8)}`;

@@ -12,27 +12,9 @@ import { Redis } from "ioredis";
 
 import { RedisCancellationStore } from "../../src/redis/index.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
-import { freshPrefix } from "./helpers.js";
+import { commandCalls, commandsBetween, freshPrefix } from "./helpers.js";
 
 const skip = redisSkipReason();
-
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const text = await redis.info("commandstats");
-  const calls = new Map<string, number>();
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    calls.set(m[1] as string, Number(m[2]));
-  }
-  return calls;
-}
-
-function between(a: Map<string, number>, b: Map<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of b) {
-    const d = v - (a.get(k) ?? 0);
-    if (d > 0 && k !== "info") out[k] = d;
-  }
-  return out;
-}
 
 describe("RedisCancellationStore: in-flight entries as plain commands", {
   skip: skip ?? false,
@@ -70,12 +52,14 @@ describe("RedisCancellationStore: in-flight entries as plain commands", {
     const b = await make(prefix, "node-b");
     const t0 = await commandCalls(inspect);
     await a.addInFlight("principal:alice", "r1", "h1");
-    const shared = between(t0, await commandCalls(inspect));
+    const shared = Object.fromEntries(commandsBetween(t0, await commandCalls(inspect)));
     assert.deepEqual(shared, { sadd: 1, hset: 2 });
     assert.equal(await b.isInFlight("principal:alice", "r1"), true, "another node sees it");
     const t1 = await commandCalls(inspect);
     await a.removeInFlight("principal:alice", "r1", "h1");
-    assert.deepEqual(between(t1, await commandCalls(inspect)), { hdel: 2 });
+    assert.deepEqual(Object.fromEntries(commandsBetween(t1, await commandCalls(inspect))), {
+      hdel: 2,
+    });
     assert.equal(await b.isInFlight("principal:alice", "r1"), false);
     assert.equal(await inspect.hlen(`{${prefix}}:nf:node-a`), 0, "the node's list is empty again");
   });

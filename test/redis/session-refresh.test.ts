@@ -16,7 +16,7 @@ import { RedisTime, refreshDue } from "../../src/redis/sessions/redis-time.js";
 import { SessionJanitor } from "../../src/sessions/index.js";
 import type { SessionRecord } from "../../src/sessions/session-store.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
-import { freshPrefix } from "./helpers.js";
+import { commandCalls, freshPrefix } from "./helpers.js";
 
 const skip = redisSkipReason();
 
@@ -30,16 +30,6 @@ function session(id: string, at: number): SessionRecord {
     lastSeenAt: at,
     logLevel: null,
   };
-}
-
-/** Calls per command since the server started, from `INFO commandstats`. */
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const text = await redis.info("commandstats");
-  const calls = new Map<string, number>();
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    calls.set(m[1] as string, Number(m[2]));
-  }
-  return calls;
 }
 
 function writesBetween(a: Map<string, number>, b: Map<string, number>): number {

@@ -15,29 +15,9 @@ import { COMMON } from "../../src/redis/tasks/task-lua-helpers.js";
 import * as scripts from "../../src/redis/tasks/task-scripts.js";
 import { newTaskId } from "../../src/tasks/task-id.js";
 import { type RedisServer, redisSkipReason, startRedisServer } from "../helpers/redis-server.js";
-import { freshPrefix } from "../redis/helpers.js";
+import { commandCalls, commandsBetween, freshPrefix } from "../redis/helpers.js";
 
 const skip = redisSkipReason();
-
-/** Calls per command since the server started, from `INFO commandstats`. */
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const text = await redis.info("commandstats");
-  const calls = new Map<string, number>();
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    calls.set(m[1] as string, Number(m[2]));
-  }
-  return calls;
-}
-
-/** Commands run between two snapshots, by name (the INFO calls themselves left out). */
-function between(a: Map<string, number>, b: Map<string, number>): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [k, v] of b) {
-    const d = v - (a.get(k) ?? 0);
-    if (d > 0 && k !== "info") out.set(k, d);
-  }
-  return out;
-}
 
 const total = (m: Map<string, number>) => [...m.values()].reduce((s, v) => s + v, 0);
 const WRITES = ["set", "hset", "hdel", "zadd", "zrem", "sadd", "srem", "incr", "incrby", "zincrby"];
@@ -106,7 +86,7 @@ describe("RedisTaskStore: commands per task", { skip: skip ?? false }, () => {
       assert.equal((await b.get(scope, taskId))?.status, "working");
       await pause(3);
     }
-    const polls = between(t0, await commandCalls(inspect));
+    const polls = commandsBetween(t0, await commandCalls(inspect));
     assert.equal(writes(polls), 0, `a poll writes nothing: ${JSON.stringify([...polls])}`);
     // The check script (TIME, MGET of the lease bookkeeping, HMGET of status, expiry and owner,
     // the owner's lease) and a plain HGETALL beside it: 6 at most, the fields never through Lua.
@@ -120,7 +100,7 @@ describe("RedisTaskStore: commands per task", { skip: skip ?? false }, () => {
       await a.finish(scope, taskId, { status: "completed", result, statusMessage: "finished" }),
       "finished",
     );
-    const finish = between(t1, await commandCalls(inspect));
+    const finish = commandsBetween(t1, await commandCalls(inspect));
     assert.ok(
       total(finish) <= 20,
       `a finish cost ${total(finish)}: ${JSON.stringify([...finish])}`,
