@@ -59,8 +59,8 @@ export function jsonHeaderList(): Array<string | number> {
   return list;
 }
 
-/** Where {@link jsonHeaderList} holds the `content-length` value. */
-export const JSON_LENGTH_AT = 3;
+/** Where {@link jsonHeaderList} holds the `content-length` value (found, not assumed). */
+export const JSON_LENGTH_AT = jsonHeaderList().indexOf("content-length") + 1;
 
 /** The headers of every JSON answer (a literal: built at once, no copy of another object). */
 function jsonHeaders(length: number): Record<string, string | number> {
