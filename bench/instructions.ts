@@ -21,7 +21,10 @@
  * benchmark paths; `prompts/get` too), `--calls N` (3000), `--warmup N` (2000 per path),
  * `--baseline DIR` (conduit-mcp as built from another checkout, e.g. `git worktree add /tmp/base
  * <commit>` with a `node_modules` link, as a third target: before/after in one run),
- * `--breakdown N` (also print the N functions with the most self instructions per call, JIT code
+ * `--cache-sim` (also simulate the caches and the branch predictor, callgrind's `--cache-sim=yes
+ * --branch-sim=yes`, and print their misses per call and an estimate of cycles from them; the
+ * simulated machine is valgrind's model of this one's caches, not the real processor, so read the
+ * misses next to bare's), `--breakdown N` (also print the N functions with the most self instructions per call, JIT code
  * named through node's `--perf-basic-prof` map; the targets then run with that flag, which writes
  * a line each time V8 makes code, not per call), `--no-build` (use the dist/ builds as they are
  * instead of compiling with `tsc -p tsconfig.build.json` first).
@@ -61,6 +64,7 @@ function parse() {
         warmup: { type: "string", default: "2000" },
         baseline: { type: "string" },
         breakdown: { type: "string", default: "0" },
+        "cache-sim": { type: "boolean", default: false },
         "no-build": { type: "boolean", default: false },
       },
       strict: true,
@@ -139,6 +143,31 @@ try {
   fail(`cannot prepare the targets: ${(error as Error).message.split("\n")[0]}`);
 }
 
+/**
+ * Cycles estimated from the simulation, with valgrind's own rough costs (Cachegrind manual,
+ * https://valgrind.org/docs/manual/cg-manual.html: an L1 miss about 10 cycles, a last-level miss
+ * up to 200, a misprediction 10 to 30): one per instruction, 10 per L1 miss, 100 per last-level
+ * miss, 20 per misprediction. A weighting to compare two targets on one machine model, not a
+ * prediction of time.
+ */
+const CYCLE_WEIGHTS = { l1: 10, ll: 100, branch: 20 } as const;
+const CYCLE_WEIGHTS_TEXT = `instructions + ${CYCLE_WEIGHTS.l1} × L1 misses + ${CYCLE_WEIGHTS.ll} × last-level misses + ${CYCLE_WEIGHTS.branch} × branch mispredictions`;
+
+function missesOf(events: ReadonlyMap<string, number>) {
+  const e = (name: string): number => events.get(name) ?? 0;
+  const i1 = e("I1mr");
+  const il = e("ILmr");
+  const d1 = e("D1mr") + e("D1mw");
+  const dl = e("DLmr") + e("DLmw");
+  const branches = e("Bcm") + e("Bim");
+  const cycles =
+    e("Ir") +
+    CYCLE_WEIGHTS.l1 * (i1 + d1) +
+    CYCLE_WEIGHTS.ll * (il + dl) +
+    CYCLE_WEIGHTS.branch * branches;
+  return { i1, il, d1, dl, branches, cycles };
+}
+
 const warmPaths = DEFAULT_PATHS.map((key) => BENCH_PATHS[key]);
 const kilo = (n: number): string => `${(n / 1_000).toFixed(1)} k`;
 const loadBefore = loadAverage();
@@ -173,6 +202,7 @@ try {
         calls,
         connections: CONNECTIONS,
         breakdown,
+        cacheSim: flags["cache-sim"],
       });
       results.set(`${spec.key} ${pathKey}`, result);
       console.error(
@@ -199,6 +229,29 @@ for (const pathKey of pathKeys) {
     lines.push(
       `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${ratio} |`,
     );
+  }
+}
+if (flags["cache-sim"]) {
+  lines.push(
+    "",
+    `Simulated caches and branch predictor per call (callgrind \`--cache-sim=yes --branch-sim=yes\`). Estimated cycles: ${CYCLE_WEIGHTS_TEXT}.`,
+    "",
+    "| path | target | instructions | I1 misses | LL instruction misses | D1 misses | LL data misses | branch mispredictions | estimated cycles | × bare |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  );
+  for (const pathKey of pathKeys) {
+    const bare = results.get(`bare ${pathKey}`);
+    for (const { spec } of targets) {
+      const result = results.get(`${spec.key} ${pathKey}`);
+      if (result === undefined) continue;
+      const m = missesOf(result.events);
+      const ratio =
+        bare === undefined ? "n/a" : (m.cycles / missesOf(bare.events).cycles).toFixed(2);
+      const n = (value: number): string => Math.round(value).toLocaleString("en-US");
+      lines.push(
+        `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${n(m.i1)} | ${n(m.il)} | ${n(m.d1)} | ${n(m.dl)} | ${n(m.branches)} | ${kilo(m.cycles)} | ${ratio} |`,
+      );
+    }
   }
 }
 if (breakdown > 0) {

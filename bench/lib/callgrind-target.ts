@@ -69,6 +69,8 @@ export interface CallgrindTargetOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Extra `node` flags, e.g. `--perf-basic-prof`. */
   readonly nodeArgs?: readonly string[];
+  /** Extra callgrind flags, e.g. `--cache-sim=yes` (https://valgrind.org/docs/manual/cl-manual.html). */
+  readonly toolArgs?: readonly string[];
   /** What `node` runs instead of the script, and its URL line (bench/lib/child.ts). */
   readonly argv?: readonly string[];
   readonly announcement?: string;
@@ -106,6 +108,7 @@ export async function startUnderCallgrind(
       "valgrind",
       "--quiet",
       ...CALLGRIND_FLAGS,
+      ...(options.toolArgs ?? []),
       `--callgrind-out-file=${join(options.outDir, "cg.out.%p")}`,
     ],
     ...(options.env === undefined ? {} : { env: options.env }),

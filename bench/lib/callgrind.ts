@@ -27,6 +27,8 @@ export interface CallgrindProfile {
   readonly events: readonly string[];
   /** The first event's figure on the `totals:` line. */
   readonly totals: number;
+  /** Every event's figure on the `totals:` line, by event name (e.g. `I1mr` with `--cache-sim=yes`). */
+  readonly totalsByEvent: ReadonlyMap<string, number>;
   /** The first event's self cost per function name, as callgrind names it. */
   readonly self: ReadonlyMap<string, number>;
 }
@@ -45,6 +47,7 @@ export function readCallgrind(text: string): CallgrindProfile {
   let events: string[] = ["Ir"];
   let positions = 1;
   let totals: number | null = null;
+  let totalsLine: number[] = [];
   const names = new Map<string, string>();
   const self = new Map<string, number>();
   let current: string | null = null;
@@ -82,13 +85,16 @@ export function readCallgrind(text: string): CallgrindProfile {
     } else if (line.startsWith("positions:")) {
       positions = line.slice(10).trim().split(/\s+/).length;
     } else if (line.startsWith("totals:")) {
-      totals = Number(line.slice(7).trim().split(/\s+/)[0]);
+      totalsLine = line.slice(7).trim().split(/\s+/).map(Number);
+      totals = totalsLine[0] ?? null;
     }
   }
   if (totals === null || !Number.isFinite(totals)) {
     throw new Error("not a complete callgrind dump: no totals: line");
   }
-  return { events, totals, self };
+  // A total left out at the end of the line is 0, as on a cost line.
+  const totalsByEvent = new Map(events.map((event, i) => [event, totalsLine[i] ?? 0] as const));
+  return { events, totals, totalsByEvent, self };
 }
 
 /** What {@link topSelf} needs. */

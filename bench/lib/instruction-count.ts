@@ -47,7 +47,15 @@ export interface InstructionCountOptions {
    * and the count comes with this many functions by self instructions.
    */
   readonly breakdown: number;
+  /**
+   * Also simulate the caches and the branch predictor (callgrind's `--cache-sim=yes
+   * --branch-sim=yes`): the count then has {@link InstructionCount.events}. Slower (about 2×).
+   */
+  readonly cacheSim?: boolean;
 }
+
+/** The simulation's flags: see https://valgrind.org/docs/manual/cl-manual.html#cl-manual.options.cachesimulation. */
+export const CACHE_SIM_FLAGS: readonly string[] = ["--cache-sim=yes", "--branch-sim=yes"];
 
 /** A count. */
 export interface InstructionCount {
@@ -55,6 +63,12 @@ export interface InstructionCount {
   readonly perCall: number;
   /** The functions with the most self instructions, per call; empty without `breakdown`. */
   readonly top: readonly SelfRow[];
+  /**
+   * Every event callgrind counted, per counted call (`Ir`, and with {@link
+   * InstructionCountOptions.cacheSim} also `Dr`, `Dw`, `I1mr`, `D1mr`, `D1mw`, `ILmr`, `DLmr`,
+   * `DLmw`, `Bc`, `Bcm`, `Bi`, `Bim`).
+   */
+  readonly events: ReadonlyMap<string, number>;
 }
 
 /** Node's perf map names code by `file://` URL: the part from the tree's root on is enough. */
@@ -83,6 +97,7 @@ export async function countInstructions(
       ...(options.argv === undefined ? {} : { argv: options.argv }),
       ...(options.announcement === undefined ? {} : { announcement: options.announcement }),
       ...(options.breakdown > 0 ? { nodeArgs: ["--perf-basic-prof"] } : {}),
+      ...(options.cacheSim === true ? { toolArgs: CACHE_SIM_FLAGS } : {}),
     });
     perfMap = `/tmp/perf-${target.pid}.map`;
     let dump: string;
@@ -117,7 +132,10 @@ export async function countInstructions(
         shorten,
       }).map((row) => ({ name: row.name, self: row.self / options.calls }));
     }
-    return { perCall: profile.totals / options.calls, top };
+    const events = new Map(
+      [...profile.totalsByEvent].map(([event, total]) => [event, total / options.calls] as const),
+    );
+    return { perCall: profile.totals / options.calls, top, events };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
     if (perfMap !== null) rmSync(perfMap, { force: true });

@@ -96,6 +96,27 @@ test("readCallgrind: the costs stand after every position column; a missing cost
   assert.equal(profile.self.get("f"), 42);
 });
 
+test("readCallgrind: every event's total by name (cache simulation), a missing one 0", () => {
+  const text = [
+    "events: Ir Dr Dw I1mr D1mr",
+    "fn=(1) f",
+    "3 10 4 2 1",
+    "totals: 10 4 2 1",
+  ].join("\n");
+  const profile = readCallgrind(text);
+  assert.equal(profile.totals, 10);
+  assert.deepEqual(
+    [...profile.totalsByEvent],
+    [
+      ["Ir", 10],
+      ["Dr", 4],
+      ["Dw", 2],
+      ["I1mr", 1],
+      ["D1mr", 0],
+    ],
+  );
+});
+
 test("readCallgrind: a dump without totals (cut short) is an error", () => {
   assert.throws(() => readCallgrind(DUMP.replace(/^totals:.*$/m, "")), /no totals/);
 });
