@@ -33,26 +33,31 @@ const NO_BYTES = Buffer.alloc(0);
  * A small body comes in the packet of its headers; the parser passes it on before it reports the
  * message complete, and a request's handler that resumes on a microtask runs in between, so a
  * body is whole when the message is complete or when the bytes buffered are its declared
- * `Content-Length` (the parser never passes more than that: RFC 9112 §6.3). {@link BODY_TOO_LARGE}
+ * `Content-Length` (the parser never passes more than that: RFC 9112 §6.3), `declaredLength`
+ * here (read by the caller from its copy of the headers: see doors/steady-headers.ts). {@link BODY_TOO_LARGE}
  * when it exceeds `limit` (nothing is read then); undefined when the body is not all there yet
  * (then {@link readBody} waits for it). Node documents the fields read here:
  * https://nodejs.org/api/http.html#class-httpincomingmessage, https://nodejs.org/api/stream.html#readable-streams.
  *
  * @example
  * ```ts
- * const body = bufferedBody(req, 1_048_576) ?? (await readBody(req, 1_048_576, 10_000));
+ * const body =
+ *   bufferedBody(req, 1_048_576, headers["content-length"]) ??
+ *   (await readBody(req, 1_048_576, 10_000));
  * ```
  */
 export function bufferedBody(
   req: IncomingMessage,
   limit: number,
+  declaredLength: string | string[] | undefined,
 ): Buffer | typeof BODY_TOO_LARGE | undefined {
   if (req.destroyed || req.readableFlowing !== null || req.readableDidRead) return undefined;
   const length = req.readableLength;
   const complete = req.complete;
   if (!complete) {
-    const declared = req.headers["content-length"];
-    if (declared === undefined || length === 0 || Number(declared) !== length) return undefined;
+    if (typeof declaredLength !== "string" || length === 0 || Number(declaredLength) !== length) {
+      return undefined;
+    }
   }
   if (length > limit) return BODY_TOO_LARGE;
   const body = req.read() as Buffer | null;

@@ -97,12 +97,9 @@ test("readCallgrind: the costs stand after every position column; a missing cost
 });
 
 test("readCallgrind: every event's total by name (cache simulation), a missing one 0", () => {
-  const text = [
-    "events: Ir Dr Dw I1mr D1mr",
-    "fn=(1) f",
-    "3 10 4 2 1",
-    "totals: 10 4 2 1",
-  ].join("\n");
+  const text = ["events: Ir Dr Dw I1mr D1mr", "fn=(1) f", "3 10 4 2 1", "totals: 10 4 2 1"].join(
+    "\n",
+  );
   const profile = readCallgrind(text);
   assert.equal(profile.totals, 10);
   assert.deepEqual(

@@ -29,7 +29,7 @@ async function withServer(
   const server = createServer(async (req: IncomingMessage, res) => {
     if (later) await new Promise((resolve) => setImmediate(resolve));
     else await null; // the endpoint's one microtask before it reads the body
-    const now = bufferedBody(req, limit);
+    const now = bufferedBody(req, limit, req.headers["content-length"]);
     const read = now === undefined ? await readBody(req, limit, 2_000) : now;
     report({ now, read });
     res.writeHead(200, { "content-type": "text/plain" }).end("ok");

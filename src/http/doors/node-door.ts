@@ -25,6 +25,7 @@ import {
   requestEnded,
   type TrackedConnection,
 } from "./connection-bounds.js";
+import { steadyHeaders } from "./steady-headers.js";
 
 /**
  * The node:http listener of a server, plus its `checkContinue` listener: registered on the
@@ -220,7 +221,7 @@ class NodeRequest implements RequestInput, BodySource {
     const query = url.indexOf("?");
     this.method = req.method ?? "GET";
     this.path = query === -1 ? url : url.slice(0, query);
-    this.headers = req.headers;
+    this.headers = steadyHeaders(req.headers);
     this.remoteAddress = req.socket.remoteAddress;
     this.closed = closed;
     this.connection = req.socket;
@@ -254,7 +255,7 @@ class NodeRequest implements RequestInput, BodySource {
     if (this.preRead !== undefined) return this.preRead;
     // A client waiting for `100 Continue` has sent no body yet: read() tells it to go on.
     if (this.continuePending) return undefined;
-    return bufferedBody(this.native, limit);
+    return bufferedBody(this.native, limit, this.headers["content-length"]);
   }
 
   skip(): void {
