@@ -84,7 +84,7 @@ export function createRequestCore(config: EndpointConfig): RequestCore {
 
 /** A request for the endpoint: Host/Origin, then its method's steps. */
 function endpoint(ctx: RequestContext): Promise<void> {
-  if (!ctx.core.config.originPolicy.allows(ctx.input.headers as IncomingHttpHeaders)) {
+  if (!ctx.core.config.originPolicy.allows(ctx.headers as IncomingHttpHeaders)) {
     refuseUnread(ctx, 403, FORBIDDEN);
     return DONE;
   }
@@ -139,7 +139,7 @@ async function elsewhere(ctx: RequestContext): Promise<void> {
   }
   const metrics = config.metrics;
   if (route === "/metrics" && metrics !== null && input.method === "GET") {
-    if (!config.originPolicy.allows(input.headers as IncomingHttpHeaders)) {
+    if (!config.originPolicy.allows(ctx.headers as IncomingHttpHeaders)) {
       refuseUnread(ctx, 403, FORBIDDEN);
       return;
     }

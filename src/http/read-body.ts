@@ -34,7 +34,7 @@ const NO_BYTES = Buffer.alloc(0);
  * message complete, and a request's handler that resumes on a microtask runs in between, so a
  * body is whole when the message is complete or when the bytes buffered are its declared
  * `Content-Length` (the parser never passes more than that: RFC 9112 §6.3), `declaredLength`
- * here (read by the caller from its copy of the headers: see doors/steady-headers.ts). {@link BODY_TOO_LARGE}
+ * here (the core reads it from its copy of the headers: core/context/steady-headers.ts). {@link BODY_TOO_LARGE}
  * when it exceeds `limit` (nothing is read then); undefined when the body is not all there yet
  * (then {@link readBody} waits for it). Node documents the fields read here:
  * https://nodejs.org/api/http.html#class-httpincomingmessage, https://nodejs.org/api/stream.html#readable-streams.
@@ -49,7 +49,7 @@ const NO_BYTES = Buffer.alloc(0);
 export function bufferedBody(
   req: IncomingMessage,
   limit: number,
-  declaredLength: string | string[] | undefined,
+  declaredLength: string | undefined,
 ): Buffer | typeof BODY_TOO_LARGE | undefined {
   if (req.destroyed || req.readableFlowing !== null || req.readableDidRead) return undefined;
   const length = req.readableLength;

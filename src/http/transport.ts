@@ -33,8 +33,9 @@ export interface BodySource {
    * The whole body at once, without waiting, when it has all arrived already and nobody read
    * from it (a small body comes in the packet of its headers), under the same `limit`; undefined
    * when it has not (then {@link read} waits for it). Optional: a door without it always waits.
+   * `declaredLength` is the request's `Content-Length` as the core read it, if any.
    */
-  readNow?(limit: number): BodyOutcome | undefined;
+  readNow?(limit: number, declaredLength: string | undefined): BodyOutcome | undefined;
   /**
    * The answer goes out without the body being read (a refusal): a transport that would have
    * to read and discard it to keep the connection (HTTP/1.1) closes the connection instead.

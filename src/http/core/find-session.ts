@@ -31,7 +31,7 @@ export function findSession(
     decideScope(ctx);
     return true;
   }
-  const presented = single(ctx.input.headers["mcp-session-id"]);
+  const presented = single(ctx.headers["mcp-session-id"]);
   if (presented === undefined) {
     if (sessions.required && !isInitialize(classified)) {
       reply(ctx, 400, SESSION_REQUIRED);
@@ -73,7 +73,7 @@ export async function ownSession(
   ctx: RequestContext,
   store: SessionStore,
 ): Promise<string | undefined> {
-  const presented = single(ctx.input.headers["mcp-session-id"]);
+  const presented = single(ctx.headers["mcp-session-id"]);
   if (presented === undefined) {
     reply(ctx, 400, SESSION_REQUIRED);
     return undefined;

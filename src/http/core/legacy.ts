@@ -27,7 +27,7 @@ export type JsonRpcMessage = Extract<ClassifiedMessage, { kind: "request" | "not
  * ```
  */
 export function legacy(ctx: RequestContext, classified: JsonRpcMessage): Promise<void> | undefined {
-  const headerVersion = single(ctx.input.headers["mcp-protocol-version"]);
+  const headerVersion = single(ctx.headers["mcp-protocol-version"]);
   const era = classifyEra(headerVersion);
   if (era.era === "rejected") {
     // A modern version in the header but no claim in the body: a modern message missing its

@@ -27,7 +27,7 @@ export function modern(ctx: RequestContext, classified: JsonRpcMessage): Promise
   }
   const request = classified.message;
   const input = ctx.input;
-  const headers = input.headers;
+  const headers = ctx.headers;
   const envelope = checkModernRequest(request, {
     protocolVersion: single(headers["mcp-protocol-version"]),
     method: single(headers["mcp-method"]),

@@ -71,7 +71,7 @@ export async function listen(ctx: RequestContext): Promise<void> {
   if (!(await authenticate(ctx))) return;
   const input = ctx.input;
   input.body.skip();
-  if ((acceptedMediaTypes(single(input.headers.accept)) & ACCEPTS_SSE) === 0) {
+  if ((acceptedMediaTypes(single(ctx.headers.accept)) & ACCEPTS_SSE) === 0) {
     return reply(ctx, 406, NOT_ACCEPTABLE);
   }
   const sessionId = await ownSession(ctx, sessions.store);

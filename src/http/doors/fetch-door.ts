@@ -26,7 +26,6 @@ import { BODY_TIMEOUT, BODY_TOO_LARGE } from "../read-body.js";
 import type { BodyOutcome, BodySource, RequestHeaders, RequestInput } from "../transport.js";
 import { failResponse } from "../write-response.js";
 import { CloseLatch } from "./close-latch.js";
-import { steadyHeadersOf } from "./steady-headers.js";
 import { WebResponse } from "./web-response.js";
 
 /** Per-call options of a {@link FetchHandler}. */
@@ -67,8 +66,8 @@ class WebRequest implements RequestInput, BodySource {
   readonly endpoint: boolean;
   readonly closed: CloseLatch;
   readonly connection = null;
+  readonly native: NodeShapedRequest;
   private readonly request: Request;
-  private nodeShaped: NodeShapedRequest | null = null;
   private distinct: Record<string, readonly string[]> | null = null;
 
   constructor(request: Request, options: FetchOptions | undefined, closed: CloseLatch) {
@@ -76,31 +75,21 @@ class WebRequest implements RequestInput, BodySource {
     this.method = request.method.toUpperCase();
     this.endpoint = options?.endpoint === true;
     this.path = this.endpoint ? "" : pathOf(request.url);
-    this.headers = steadyHeadersOf(request.headers);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of request.headers) headers[name] = value;
+    this.headers = headers;
     const address = options?.clientAddress;
     const valid = typeof address === "string" && parseIpAddress(address) !== null;
     this.remoteAddress = valid ? address : undefined;
     this.fallbackScope = valid ? undefined : `fetch:${randomUUID()}`;
     this.closed = closed;
-  }
-
-  /**
-   * Made on first use (an `auth.verify` hook, a view's path): its `headers` hold only what the
-   * request sent, as node's would, not the core's copy with every known name.
-   */
-  get native(): NodeShapedRequest {
-    if (this.nodeShaped === null) {
-      const headers: IncomingHttpHeaders = {};
-      for (const [name, value] of this.request.headers) headers[name] = value;
-      this.nodeShaped = {
-        method: this.method,
-        url: urlPathAndQuery(this.request.url),
-        headers,
-        socket: { remoteAddress: this.remoteAddress },
-        request: this.request,
-      };
-    }
-    return this.nodeShaped;
+    this.native = {
+      method: this.method,
+      url: urlPathAndQuery(request.url),
+      headers: headers as IncomingHttpHeaders,
+      socket: { remoteAddress: this.remoteAddress },
+      request,
+    };
   }
 
   get body(): BodySource {
@@ -111,11 +100,7 @@ class WebRequest implements RequestInput, BodySource {
   get headersDistinct(): Readonly<Record<string, readonly string[] | undefined>> {
     if (this.distinct === null) {
       const distinct: Record<string, readonly string[]> = {};
-      for (const name in this.headers) {
-        const value = this.headers[name];
-        // The known names a request did not send are there, undefined (steady-headers.ts).
-        if (value !== undefined) distinct[name] = [value as string];
-      }
+      for (const [name, value] of Object.entries(this.headers)) distinct[name] = [value as string];
       this.distinct = distinct;
     }
     return this.distinct;

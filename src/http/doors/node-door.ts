@@ -25,7 +25,6 @@ import {
   requestEnded,
   type TrackedConnection,
 } from "./connection-bounds.js";
-import { steadyHeaders } from "./steady-headers.js";
 
 /**
  * The node:http listener of a server, plus its `checkContinue` listener: registered on the
@@ -221,7 +220,7 @@ class NodeRequest implements RequestInput, BodySource {
     const query = url.indexOf("?");
     this.method = req.method ?? "GET";
     this.path = query === -1 ? url : url.slice(0, query);
-    this.headers = steadyHeaders(req.headers);
+    this.headers = req.headers;
     this.remoteAddress = req.socket.remoteAddress;
     this.closed = closed;
     this.connection = req.socket;
@@ -251,11 +250,11 @@ class NodeRequest implements RequestInput, BodySource {
     return readBody(this.native, limit, timeoutMs);
   }
 
-  readNow(limit: number): BodyOutcome | undefined {
+  readNow(limit: number, declaredLength: string | undefined): BodyOutcome | undefined {
     if (this.preRead !== undefined) return this.preRead;
     // A client waiting for `100 Continue` has sent no body yet: read() tells it to go on.
     if (this.continuePending) return undefined;
-    return bufferedBody(this.native, limit, this.headers["content-length"]);
+    return bufferedBody(this.native, limit, declaredLength);
   }
 
   skip(): void {

@@ -31,7 +31,7 @@ export function admit(ctx: RequestContext): boolean {
     ctx.holdsUnit = true;
     return true;
   }
-  const length = Number(single(ctx.input.headers["content-length"]));
+  const length = Number(single(ctx.headers["content-length"]));
   if (length <= NOTICE_BYTES && ctx.core.notices.tryAcquire(origin, ctx.target) === ACQUIRED) {
     ctx.holdsUnit = true;
     ctx.notice = true;

@@ -17,7 +17,7 @@ import { type RequestContext, single } from "../context/request-context.js";
  * ```
  */
 export function negotiate(ctx: RequestContext): boolean {
-  const headers = ctx.input.headers;
+  const headers = ctx.headers;
   if (!isJsonContentType(single(headers["content-type"]))) {
     refuseUnread(ctx, 415, BAD_CONTENT_TYPE);
     return false;

@@ -12,14 +12,20 @@
 import type { Principal } from "../../../identity/index.js";
 import { ACQUIRED, type LimitOutcome } from "../../../protocol/asking/index.js";
 import type { LoggingLevel } from "../../../protocol/index.js";
-import type { RequestInput, ResponseTarget } from "../../transport.js";
+import type { RequestHeaders, RequestInput, ResponseTarget } from "../../transport.js";
 import type { CoreState } from "./core-state.js";
+import { steadyHeaders } from "./steady-headers.js";
 
 export class RequestContext {
   // Declared, then assigned in the constructor: plain stores, which V8 optimizes the way it does
   // any constructor's (a class field initializer went through an IC per field per request).
   declare readonly core: CoreState;
   declare readonly input: RequestInput;
+  /**
+   * The request's headers as the core reads them: a copy of one hidden class whatever the order
+   * the client sent them in (steady-headers.ts). `input.headers` is the door's own.
+   */
+  declare readonly headers: RequestHeaders;
   declare readonly target: ResponseTarget;
   /** Who asked (authentication); null without authentication. */
   declare principal: Principal | null;
@@ -56,6 +62,7 @@ export class RequestContext {
     this.startedAt = core.recorder === null ? 0 : performance.now();
     this.core = core;
     this.input = input;
+    this.headers = steadyHeaders(input.headers);
     this.target = target;
     this.principal = null;
     this.accepts = 0;

@@ -23,7 +23,7 @@ function anonymousScope(ctx: RequestContext): string {
   const core = ctx.core;
   const { trustProxy } = core.config;
   // Trusting no proxy, `X-Forwarded-For` can change nothing: not even read (a header lookup).
-  const forwarded = trustProxy.kind === "none" ? undefined : input.headers["x-forwarded-for"];
+  const forwarded = trustProxy.kind === "none" ? undefined : ctx.headers["x-forwarded-for"];
   if (forwarded === undefined && remote !== undefined && remote === core.lastAddress) {
     return core.lastAddressScope;
   }

@@ -6,17 +6,19 @@
  * (https://v8.dev/docs/hidden-classes). Optimized code that reads a header by name checks that
  * class: a request whose client sends the same headers in another order, or one more header, is
  * a class it has not seen, so V8 throws the code away (a deoptimization) and compiles it again,
- * then settles on a slower generic read once it has seen several. Every door hands the core one of
- * these copies instead, so the core's reads see one class for every client that sends only the
- * headers named here. docs/profile.md ("Seventh round") has the measurements.
+ * then settles on a slower generic read once it has seen several. The request core reads its
+ * copy instead ({@link RequestContext.headers}), one class for every client that sends only the
+ * headers named here, whatever their order. The copy lives as long as the request's context, not
+ * as long as a running call (which keeps only the door's request, for `ctx.request`).
+ * docs/profile.md ("Seventh round") has the measurements.
  *
  * @example
  * ```ts
- * const headers = steadyHeaders(req.headers);
+ * const headers = steadyHeaders(input.headers);
  * headers["mcp-protocol-version"]; // "2025-11-25"
  * ```
  */
-import type { RequestHeaders } from "../transport.js";
+import type { RequestHeaders } from "../../transport.js";
 
 type HeaderValue = string | string[] | undefined;
 
@@ -64,20 +66,5 @@ export function steadyHeaders(headers: RequestHeaders): RequestHeaders {
     const value = headers[name];
     if (value !== undefined) copy[name] = value;
   }
-  return copy;
-}
-
-/**
- * The same copy made from a `Headers` object (a fetch door): its names are lower case already,
- * and it joins a repeated header's values into one.
- *
- * @example
- * ```ts
- * steadyHeadersOf(request.headers)["content-type"]; // "application/json"
- * ```
- */
-export function steadyHeadersOf(headers: Iterable<[string, string]>): RequestHeaders {
-  const copy = knownHeaders();
-  for (const [name, value] of headers) copy[name] = value;
   return copy;
 }
