@@ -214,23 +214,36 @@ try {
   fail((error as Error).message.split("\n")[0] as string);
 }
 
+/** Each count made, by path then target, with bare's count of the same path (if made). */
+function eachCount(
+  visit: (
+    pathKey: BenchPathKey,
+    spec: TargetSpec,
+    result: InstructionCount,
+    bare: InstructionCount | undefined,
+  ) => void,
+): void {
+  for (const pathKey of pathKeys) {
+    const bare = results.get(`bare ${pathKey}`);
+    for (const { spec } of targets) {
+      const result = results.get(`${spec.key} ${pathKey}`);
+      if (result !== undefined) visit(pathKey, spec, result, bare);
+    }
+  }
+}
+
 const lines = [
   `Main-thread instructions per call (callgrind \`Ir\`), ${calls} calls from ${CONNECTIONS} keep-alive connections after ${warmup} warm-up calls per path; ${valgrind}; ${machineLine()}; load average ${loadBefore} before, ${loadAverage()} after; ${((Date.now() - started) / 1_000).toFixed(0)} s.`,
   "",
   "| path | target | instructions per call | × bare |",
   "| --- | --- | ---: | ---: |",
 ];
-for (const pathKey of pathKeys) {
-  const bare = results.get(`bare ${pathKey}`);
-  for (const { spec } of targets) {
-    const result = results.get(`${spec.key} ${pathKey}`);
-    if (result === undefined) continue;
-    const ratio = bare === undefined ? "n/a" : (result.perCall / bare.perCall).toFixed(2);
-    lines.push(
-      `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${ratio} |`,
-    );
-  }
-}
+eachCount((pathKey, spec, result, bare) => {
+  const ratio = bare === undefined ? "n/a" : (result.perCall / bare.perCall).toFixed(2);
+  lines.push(
+    `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${ratio} |`,
+  );
+});
 if (flags["cache-sim"]) {
   lines.push(
     "",
@@ -239,38 +252,28 @@ if (flags["cache-sim"]) {
     "| path | target | instructions | I1 misses | LL instruction misses | D1 misses | LL data misses | branch mispredictions | estimated cycles | × bare |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   );
-  for (const pathKey of pathKeys) {
-    const bare = results.get(`bare ${pathKey}`);
-    for (const { spec } of targets) {
-      const result = results.get(`${spec.key} ${pathKey}`);
-      if (result === undefined) continue;
-      const m = missesOf(result.events);
-      const ratio =
-        bare === undefined ? "n/a" : (m.cycles / missesOf(bare.events).cycles).toFixed(2);
-      const n = (value: number): string => Math.round(value).toLocaleString("en-US");
-      lines.push(
-        `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${n(m.i1)} | ${n(m.il)} | ${n(m.d1)} | ${n(m.dl)} | ${n(m.branches)} | ${kilo(m.cycles)} | ${ratio} |`,
-      );
-    }
-  }
+  const n = (value: number): string => Math.round(value).toLocaleString("en-US");
+  eachCount((pathKey, spec, result, bare) => {
+    const m = missesOf(result.events);
+    const ratio = bare === undefined ? "n/a" : (m.cycles / missesOf(bare.events).cycles).toFixed(2);
+    lines.push(
+      `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${n(m.i1)} | ${n(m.il)} | ${n(m.d1)} | ${n(m.dl)} | ${n(m.branches)} | ${kilo(m.cycles)} | ${ratio} |`,
+    );
+  });
 }
 if (breakdown > 0) {
-  for (const pathKey of pathKeys) {
-    for (const { spec } of targets) {
-      const result = results.get(`${spec.key} ${pathKey}`);
-      if (result === undefined) continue;
-      lines.push(
-        "",
-        `${spec.label}, ${BENCH_PATHS[pathKey].label}: self instructions per call`,
-        "",
-        "| self per call | share | function |",
-        "| ---: | ---: | --- |",
-        ...result.top.map(
-          (row) =>
-            `| ${Math.round(row.self).toLocaleString("en-US")} | ${((row.self / result.perCall) * 100).toFixed(1)} % | ${row.name.replaceAll("|", "\\|")} |`,
-        ),
-      );
-    }
-  }
+  eachCount((pathKey, spec, result) => {
+    lines.push(
+      "",
+      `${spec.label}, ${BENCH_PATHS[pathKey].label}: self instructions per call`,
+      "",
+      "| self per call | share | function |",
+      "| ---: | ---: | --- |",
+      ...result.top.map(
+        (row) =>
+          `| ${Math.round(row.self).toLocaleString("en-US")} | ${((row.self / result.perCall) * 100).toFixed(1)} % | ${row.name.replaceAll("|", "\\|")} |`,
+      ),
+    );
+  });
 }
 console.log(`\n${lines.join("\n")}\n`);

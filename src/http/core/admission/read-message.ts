@@ -42,11 +42,12 @@ export function readMessage(
   ctx: RequestContext,
 ): Classified | Answered | Promise<Classified | Answered> {
   const { maxBodyBytes, bodyTimeoutMs } = ctx.core.config;
-  const body = ctx.input.body.readNow?.(maxBodyBytes, single(ctx.headers["content-length"]));
+  const declaredLength = single(ctx.headers["content-length"]);
+  const body = ctx.input.body.readNow?.(maxBodyBytes, declaredLength);
   if (body !== undefined) return parseMessage(ctx, body);
   // A body to wait for is held while it arrives: it counts against its scope's budget first
   // (body-budget.ts), at its declared length (negotiate refused one over maxBodyBytes).
-  const declared = Number(single(ctx.headers["content-length"]));
+  const declared = Number(declaredLength);
   const bytes = Number.isInteger(declared) && declared >= 0 ? declared : maxBodyBytes;
   const budget = ctx.core.bodyBudget;
   const outcome = budget.tryReserve(ctx.origin, bytes, ctx.target);
