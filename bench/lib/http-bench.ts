@@ -187,7 +187,14 @@ export interface HttpBenchOptions {
   readonly rounds: number;
   /** Seconds per measured run. */
   readonly duration: number;
-  /** Seconds of warm-up per row, not measured. */
+  /**
+   * Seconds of load, not measured, right before each measured run of a row (and once per row
+   * after its pre-flight). A server that idled while the other rows ran may have had a full
+   * collection with no request in flight, which drops the hidden classes its optimized code was
+   * built for (V8 holds map transitions weakly): its next second or two then runs deoptimized
+   * code and compiles again (docs/profile.md, "Eighth round"). The warm-up right before the
+   * measured run keeps that out of the steady-state figures, for every target alike.
+   */
   readonly warmup: number;
   readonly connections: number;
   /**
@@ -378,7 +385,8 @@ const fmt = (n: number, digits = 0): string =>
 /**
  * Runs the benchmark: starts every target (and a private redis-server for the Redis target),
  * pre-flights every row, warms each up, then `rounds` rounds over every row in the order of
- * bench/lib/round-order.ts; checks every row again after the load. Progress goes to stderr.
+ * bench/lib/round-order.ts, each measured run right after a warm-up of its own; checks every row
+ * again after the load. Progress goes to stderr.
  *
  * @example
  * ```ts
@@ -478,6 +486,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         options.paths.map((key) => BENCH_PATHS[key]),
         round,
       )) {
+        if (options.warmup > 0) await load(row, options.warmup);
         const pid = target(row).child.pid;
         const cpuBefore = processCpuMs(pid);
         const r = await load(row, options.duration);
@@ -675,7 +684,7 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
     (o.build ?? "dist") === "dist"
       ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships), and every server runs under plain `node`, its bench script bundled with esbuild (no tsx loader in the measured process)"
       : "conduit-mcp runs its TypeScript sources through tsx";
-  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row; in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
+  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, each measured run right after ${o.warmup} s more of the same load, not measured (a server that idled while the others ran may have had its optimized code dropped by a full collection, docs/profile.md "Eighth round"); in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
 
 - Command: \`${command}\` (${result.seconds} s)
 - Date: ${result.date}; machine: ${machineLine()}
