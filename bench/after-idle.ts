@@ -24,6 +24,7 @@ import { startTarget } from "./lib/child.js";
 import { buildDist, plainScript, processCpuMs } from "./lib/http-bench.js";
 import { cpuPlan, loadGenerator } from "./lib/load-generator.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
+import { positiveInt } from "./lib/positive-int.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -33,14 +34,9 @@ const { values: flags } = parseArgs({
     warmup: { type: "string", default: "2" },
   },
 });
-const count = (name: string, text: string): number => {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-};
-const TRIALS = count("trials", flags.trials);
-const SECONDS = count("seconds", flags.seconds);
-const WARMUP = count("warmup", flags.warmup);
+const TRIALS = positiveInt("trials", flags.trials);
+const SECONDS = positiveInt("seconds", flags.seconds);
+const WARMUP = positiveInt("warmup", flags.warmup);
 
 const TARGETS = [
   { label: "bare node:http", script: "bench/lib/bare-server.ts" },

@@ -27,6 +27,7 @@ import { type RunningTarget, startTarget } from "./lib/child.js";
 import { diffSnapshots, formatDiff } from "./lib/heap-snapshot-diff.js";
 import { buildDist } from "./lib/http-bench.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
+import { positiveInt } from "./lib/positive-int.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -40,15 +41,6 @@ const { values: flags } = parseArgs({
   },
   strict: true,
 });
-
-function positiveInt(name: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) {
-    console.error(`bench:heap: --${name} must be a positive integer; got ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return value;
-}
 
 const calls = positiveInt("calls", flags.calls);
 const rounds = positiveInt("rounds", flags.rounds);

@@ -33,6 +33,7 @@ import {
   type TargetKey,
 } from "./lib/http-bench.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
+import { positiveInt } from "./lib/positive-int.js";
 
 const { values: flags } = parseArgs({
   options: {
@@ -51,15 +52,6 @@ const { values: flags } = parseArgs({
   },
   strict: true,
 });
-
-function positiveInt(name: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) {
-    console.error(`bench:http: --${name} must be a positive integer; got ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return value;
-}
 
 function listOf<T extends string>(name: string, text: string, known: readonly T[]): T[] {
   const items = text.split(",").map((s) => s.trim()) as T[];

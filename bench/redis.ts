@@ -32,6 +32,7 @@ import { ECHO_HEADERS } from "./lib/echo-request.js";
 import { cpuOf, httpMethod, medianOf, ratio, rowOf, runHttpBench } from "./lib/http-bench.js";
 import { loadAverage } from "./lib/machine.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
+import { positiveInt } from "./lib/positive-int.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -45,12 +46,6 @@ const { values: flags } = parseArgs({
     "no-write": { type: "boolean", default: false },
   },
 });
-
-function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-}
 
 const rounds = positiveInt("rounds", flags.rounds);
 const samplesPerRound = positiveInt("samples", flags.samples);

@@ -33,6 +33,7 @@ import {
 } from "../test/tasks-redis/task-nodes.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
+import { positiveInt } from "./lib/positive-int.js";
 import { median } from "./lib/stats.js";
 
 const { values: flags } = parseArgs({
@@ -42,12 +43,6 @@ const { values: flags } = parseArgs({
     "no-write": { type: "boolean", default: false },
   },
 });
-
-function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-}
 
 const rounds = positiveInt("rounds", flags.rounds);
 const samplesPerRound = positiveInt("samples", flags.samples);

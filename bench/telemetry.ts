@@ -24,6 +24,7 @@ import { type RunningTarget, startTarget } from "./lib/child.js";
 import { echoLoad, type LoadResult, preflightEcho } from "./lib/echo-load.js";
 import { machineLine } from "./lib/machine.js";
 import { replaceSection } from "./lib/markdown-section.js";
+import { positiveInt } from "./lib/positive-int.js";
 import { median } from "./lib/stats.js";
 
 const MODES = [
@@ -46,15 +47,6 @@ const { values: flags } = parseArgs({
   },
   strict: true,
 });
-
-function positiveInt(name: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) {
-    console.error(`bench:telemetry: --${name} must be a positive integer; got ${text}`);
-    process.exit(2);
-  }
-  return value;
-}
 
 const rounds = positiveInt("rounds", flags.rounds);
 const duration = positiveInt("duration", flags.duration);

@@ -9,6 +9,8 @@
  */
 import { parseArgs } from "node:util";
 
+import { positiveInt } from "./positive-int.js";
+
 /** The parsed flags. */
 export interface RoundFlags {
   readonly rounds: number;
@@ -17,7 +19,7 @@ export interface RoundFlags {
   readonly write: boolean;
 }
 
-/** Reads the process's arguments; throws naming a flag that is not a positive integer. */
+/** Reads the process's arguments; a flag that is not a positive integer ends the run (positiveInt). */
 export function readRoundFlags(defaults: { rounds: number; samples: number }): RoundFlags {
   const { values } = parseArgs({
     options: {
@@ -26,14 +28,9 @@ export function readRoundFlags(defaults: { rounds: number; samples: number }): R
       "no-write": { type: "boolean", default: false },
     },
   });
-  const positive = (name: string, text: string): number => {
-    const n = Number(text);
-    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-    return n;
-  };
   return {
-    rounds: positive("rounds", values.rounds),
-    samples: positive("samples", values.samples),
+    rounds: positiveInt("rounds", values.rounds),
+    samples: positiveInt("samples", values.samples),
     write: !values["no-write"],
   };
 }
