@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, DEFAULT_PATHS } from "./lib/bench-paths.js";
 import { startTarget } from "./lib/child.js";
-import { buildDist, plainScript, processCpuMs } from "./lib/http-bench.js";
+import { buildDist, plainScript, processCpuMs, TARGETS } from "./lib/http-bench.js";
 import { cpuPlan, loadGenerator } from "./lib/load-generator.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { positiveInt } from "./lib/positive-int.js";
@@ -38,10 +38,8 @@ const TRIALS = positiveInt("trials", flags.trials);
 const SECONDS = positiveInt("seconds", flags.seconds);
 const WARMUP = positiveInt("warmup", flags.warmup);
 
-const TARGETS = [
-  { label: "bare node:http", script: "bench/lib/bare-server.ts" },
-  { label: "conduit-mcp (memory store)", script: "bench/lib/conduit-server.ts" },
-] as const;
+/** bench:http's own bare and conduit-mcp targets: the same scripts, labels and build. */
+const COMPARED = TARGETS.filter((t) => t.key === "bare" || t.key === "conduit");
 
 /** One 1 s load's figures as multiples of its trial's 1 s loads before the collection. */
 interface Second {
@@ -66,7 +64,7 @@ console.error(
 );
 
 const rows: string[] = [];
-for (const spec of TARGETS) {
+for (const spec of COMPARED) {
   const target = await startTarget(spec.script, {
     cpu: cpu.server,
     env: { BENCH_CONDUIT_BUILD: dist },
