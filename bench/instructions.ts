@@ -25,8 +25,11 @@
  * --branch-sim=yes`, and print their misses per call and an estimate of cycles from them; the
  * simulated machine is valgrind's model of this one's caches, not the real processor, so read the
  * misses next to bare's), `--breakdown N` (also print the N functions with the most self instructions per call, JIT code
- * named through node's `--perf-basic-prof` map; the targets then run with that flag, which writes
- * a line each time V8 makes code, not per call), `--no-build` (use the dist/ builds as they are
+ * named through node's `--perf-basic-prof` map, and every function's cost summed by kind of code:
+ * the server's own JavaScript, packages', node's, V8's builtins and IC stubs, regular
+ * expressions, native code (bench/lib/code-kind.ts); with `--cache-sim` the functions are ranked
+ * by estimated cycles and show their misses (bench/lib/estimated-cycles.ts); the targets then run
+ * with `--perf-basic-prof`, which writes a line each time V8 makes code, not per call), `--no-build` (use the dist/ builds as they are
  * instead of compiling with `tsc -p tsconfig.build.json` first).
  */
 import { existsSync } from "node:fs";
@@ -35,6 +38,7 @@ import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
 import { requireCallgrind } from "./lib/callgrind-target.js";
+import { CYCLE_WEIGHTS_TEXT, simulatedCosts } from "./lib/estimated-cycles.js";
 import {
   baselineTarget,
   buildDist,
@@ -143,31 +147,6 @@ try {
   fail(`cannot prepare the targets: ${(error as Error).message.split("\n")[0]}`);
 }
 
-/**
- * Cycles estimated from the simulation, with valgrind's own rough costs (Cachegrind manual,
- * https://valgrind.org/docs/manual/cg-manual.html: an L1 miss about 10 cycles, a last-level miss
- * up to 200, a misprediction 10 to 30): one per instruction, 10 per L1 miss, 100 per last-level
- * miss, 20 per misprediction. A weighting to compare two targets on one machine model, not a
- * prediction of time.
- */
-const CYCLE_WEIGHTS = { l1: 10, ll: 100, branch: 20 } as const;
-const CYCLE_WEIGHTS_TEXT = `instructions + ${CYCLE_WEIGHTS.l1} × L1 misses + ${CYCLE_WEIGHTS.ll} × last-level misses + ${CYCLE_WEIGHTS.branch} × branch mispredictions`;
-
-function missesOf(events: ReadonlyMap<string, number>) {
-  const e = (name: string): number => events.get(name) ?? 0;
-  const i1 = e("I1mr");
-  const il = e("ILmr");
-  const d1 = e("D1mr") + e("D1mw");
-  const dl = e("DLmr") + e("DLmw");
-  const branches = e("Bcm") + e("Bim");
-  const cycles =
-    e("Ir") +
-    CYCLE_WEIGHTS.l1 * (i1 + d1) +
-    CYCLE_WEIGHTS.ll * (il + dl) +
-    CYCLE_WEIGHTS.branch * branches;
-  return { i1, il, d1, dl, branches, cycles };
-}
-
 const warmPaths = DEFAULT_PATHS.map((key) => BENCH_PATHS[key]);
 const kilo = (n: number): string => `${(n / 1_000).toFixed(1)} k`;
 const loadBefore = loadAverage();
@@ -254,24 +233,70 @@ if (flags["cache-sim"]) {
   );
   const n = (value: number): string => Math.round(value).toLocaleString("en-US");
   eachCount((pathKey, spec, result, bare) => {
-    const m = missesOf(result.events);
-    const ratio = bare === undefined ? "n/a" : (m.cycles / missesOf(bare.events).cycles).toFixed(2);
+    const m = simulatedCosts((event) => result.events.get(event) ?? 0);
+    const ratio =
+      bare === undefined
+        ? "n/a"
+        : (m.cycles / simulatedCosts((event) => bare.events.get(event) ?? 0).cycles).toFixed(2);
     lines.push(
       `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${n(m.i1)} | ${n(m.il)} | ${n(m.d1)} | ${n(m.dl)} | ${n(m.branches)} | ${kilo(m.cycles)} | ${ratio} |`,
     );
   });
 }
 if (breakdown > 0) {
+  const sim = flags["cache-sim"];
+  const n = (value: number): string => Math.round(value).toLocaleString("en-US");
+  // With the simulation a row shows its misses and estimated cycles, without it its instructions.
+  const costHead = sim
+    ? [
+        "estimated cycles",
+        "share",
+        "instructions",
+        "I1 misses",
+        "D1 misses",
+        "LL misses",
+        "mispredictions",
+      ]
+    : ["instructions", "share"];
+  const costCells = (costs: Readonly<Record<string, number>>, total: number): string[] => {
+    const c = simulatedCosts((event) => costs[event] ?? 0);
+    const share = `${(((sim ? c.cycles : c.instructions) / total) * 100).toFixed(1)} %`;
+    return sim
+      ? [n(c.cycles), share, n(c.instructions), n(c.i1), n(c.d1), n(c.il + c.dl), n(c.branches)]
+      : [n(c.instructions), share];
+  };
+  /** A Markdown table; the columns named in `text` are left-aligned, the others numbers. */
+  const table = (head: string[], rows: string[][], text: string[]): string[] => [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map((name) => (text.includes(name) ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((row) => `| ${row.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`),
+  ];
   eachCount((pathKey, spec, result) => {
+    const where = `${spec.label}, ${BENCH_PATHS[pathKey].label}`;
+    const total = sim
+      ? simulatedCosts((event) => result.events.get(event) ?? 0).cycles
+      : result.perCall;
+    const by = sim ? `estimated cycles (${CYCLE_WEIGHTS_TEXT})` : "instructions";
     lines.push(
       "",
-      `${spec.label}, ${BENCH_PATHS[pathKey].label}: self instructions per call`,
+      `${where}: self cost per call of the functions costliest by ${by}`,
       "",
-      "| self per call | share | function |",
-      "| ---: | ---: | --- |",
-      ...result.top.map(
-        (row) =>
-          `| ${Math.round(row.self).toLocaleString("en-US")} | ${((row.self / result.perCall) * 100).toFixed(1)} % | ${row.name.replaceAll("|", "\\|")} |`,
+      ...table(
+        [...costHead, "function"],
+        result.top.map((row) => [...costCells(row.costs, total), row.name]),
+        ["function"],
+      ),
+      "",
+      `${where}: every function's self cost per call, by kind of code (bench/lib/code-kind.ts)`,
+      "",
+      ...table(
+        ["kind of code", "functions", ...costHead],
+        result.kinds.map((row) => [
+          row.kind,
+          String(row.functions),
+          ...costCells(row.costs, total),
+        ]),
+        ["kind of code"],
       ),
     );
   });

@@ -1,8 +1,8 @@
 /**
  * Reads a callgrind output file (the format is described in valgrind's manual, "Callgrind Format
  * Specification": https://valgrind.org/docs/manual/cl-format.html): the `totals:` line, and the
- * self cost of every function, for the first event (`Ir`, instructions executed, unless
- * `--collect-*` options add events in front).
+ * self cost of every function for every event (the first is `Ir`, instructions executed, unless
+ * `--collect-*` options add events in front; `--cache-sim=yes` adds the cache misses).
  *
  * What the reader relies on, from that specification:
  * - `positions:` names the position columns in front of the costs of a cost line (`line` by
@@ -31,6 +31,8 @@ export interface CallgrindProfile {
   readonly totalsByEvent: ReadonlyMap<string, number>;
   /** The first event's self cost per function name, as callgrind names it. */
   readonly self: ReadonlyMap<string, number>;
+  /** Every event's self cost per function name, in the order of {@link events}. */
+  readonly selfByEvent: ReadonlyMap<string, readonly number[]>;
 }
 
 const COMPRESSED = /^\((\d+)\)(?: (.*))?$/;
@@ -49,7 +51,7 @@ export function readCallgrind(text: string): CallgrindProfile {
   let totals: number | null = null;
   let totalsLine: number[] = [];
   const names = new Map<string, string>();
-  const self = new Map<string, number>();
+  const selfByEvent = new Map<string, number[]>();
   let current: string | null = null;
   let afterCalls = false;
 
@@ -70,8 +72,15 @@ export function readCallgrind(text: string): CallgrindProfile {
         continue;
       }
       if (current === null) continue;
-      const cost = line.split(" ").filter((part) => part !== "")[positions];
-      if (cost !== undefined) self.set(current, (self.get(current) ?? 0) + Number(cost));
+      const costs = line.split(" ").filter((part) => part !== "");
+      let sums = selfByEvent.get(current);
+      if (sums === undefined) {
+        sums = [];
+        selfByEvent.set(current, sums);
+      }
+      for (let i = positions; i < costs.length; i++) {
+        sums[i - positions] = (sums[i - positions] ?? 0) + Number(costs[i]);
+      }
       continue;
     }
     if (line.startsWith("fn=")) {
@@ -94,7 +103,11 @@ export function readCallgrind(text: string): CallgrindProfile {
   }
   // A total left out at the end of the line is 0, as on a cost line.
   const totalsByEvent = new Map(events.map((event, i) => [event, totalsLine[i] ?? 0] as const));
-  return { events, totals, totalsByEvent, self };
+  for (const sums of selfByEvent.values()) {
+    for (let i = 0; i < events.length; i++) sums[i] ??= 0;
+  }
+  const self = new Map([...selfByEvent].map(([name, sums]) => [name, sums[0] ?? 0] as const));
+  return { events, totals, totalsByEvent, self, selfByEvent };
 }
 
 /** What {@link topSelf} needs. */
@@ -108,21 +121,62 @@ export interface TopSelfOptions {
   readonly nameAt?: (address: number) => string | null;
   /** Turns a name into the one shown (e.g. strips a build directory's `file://` prefix). */
   readonly shorten?: (name: string) => string;
+  /**
+   * What the rows are ranked by, from a function's self costs by event name; the first event's
+   * cost (instructions) when not given.
+   */
+  readonly rank?: (costs: Readonly<Record<string, number>>) => number;
 }
 
 /** One row of {@link topSelf}. */
 export interface SelfRow {
   readonly name: string;
+  /** The first event's self cost. */
   readonly self: number;
+  /** Every event's self cost, by event name. */
+  readonly costs: Readonly<Record<string, number>>;
 }
 
 /** Code callgrind names by its address; the JIT's, unknown to the perf map, is summed here. */
 export const UNNAMED_CODE = "(code without a name: not in the perf map)";
 
 /**
- * The functions with the most self cost, most first, with callgrind's recursion suffix (`'2`)
- * dropped and JIT code named through `nameAt`, so one function's pieces add up to one row; a last
- * row sums the others.
+ * Every function's self costs by event name, with callgrind's recursion suffix (`'2`) dropped and
+ * JIT code named through `nameAt` (then `shorten`), so one function's pieces add up to one entry.
+ *
+ * @example
+ * ```ts
+ * namedSelfCosts(profile, { nameAt: (address) => perfMap.nameAt(address) }).get("main"); // { Ir: 157 }
+ * ```
+ */
+export function namedSelfCosts(
+  profile: CallgrindProfile,
+  options: Pick<TopSelfOptions, "nameAt" | "shorten">,
+): Map<string, Record<string, number>> {
+  const byName = new Map<string, Record<string, number>>();
+  for (const [raw, sums] of profile.selfByEvent) {
+    const name = raw.replace(/'\d+$/, "");
+    let shown = name;
+    if (/^0x[0-9a-fA-F]+$/.test(name)) {
+      shown = options.nameAt?.(Number.parseInt(name.slice(2), 16)) ?? UNNAMED_CODE;
+    }
+    if (options.shorten !== undefined) shown = options.shorten(shown);
+    let costs = byName.get(shown);
+    if (costs === undefined) {
+      costs = Object.fromEntries(profile.events.map((event) => [event, 0]));
+      byName.set(shown, costs);
+    }
+    const into = costs;
+    profile.events.forEach((event, i) => {
+      into[event] = (into[event] ?? 0) + (sums[i] ?? 0);
+    });
+  }
+  return byName;
+}
+
+/**
+ * The functions with the most self cost (instructions, or `rank`), most first, named as {@link
+ * namedSelfCosts} names them; a last row sums the others.
  *
  * @example
  * ```ts
@@ -130,26 +184,22 @@ export const UNNAMED_CODE = "(code without a name: not in the perf map)";
  * ```
  */
 export function topSelf(profile: CallgrindProfile, options: TopSelfOptions): SelfRow[] {
-  const byName = new Map<string, number>();
-  for (const [raw, cost] of profile.self) {
-    const name = raw.replace(/'\d+$/, "");
-    let shown = name;
-    if (/^0x[0-9a-fA-F]+$/.test(name)) {
-      shown = options.nameAt?.(Number.parseInt(name.slice(2), 16)) ?? UNNAMED_CODE;
-    }
-    if (options.shorten !== undefined) shown = options.shorten(shown);
-    byName.set(shown, (byName.get(shown) ?? 0) + cost);
-  }
-  const rows = [...byName]
-    .map(([name, self]) => ({ name, self }))
-    .sort((a, b) => b.self - a.self || (a.name < b.name ? -1 : 1));
-  const top = rows.slice(0, options.top);
+  const first = profile.events[0] ?? "Ir";
+  const rank = options.rank ?? ((costs) => costs[first] ?? 0);
+  const rows = [...namedSelfCosts(profile, options)]
+    .map(([name, costs]) => ({ name, self: costs[first] ?? 0, costs, rankedBy: rank(costs) }))
+    .sort((a, b) => b.rankedBy - a.rankedBy || (a.name < b.name ? -1 : 1));
+  const top: SelfRow[] = rows
+    .slice(0, options.top)
+    .map(({ name, self, costs }) => ({ name, self, costs }));
   const rest = rows.slice(options.top);
   if (rest.length > 0) {
-    top.push({
-      name: `(${rest.length} other functions)`,
-      self: rest.reduce((sum, row) => sum + row.self, 0),
-    });
+    const costs = Object.fromEntries(profile.events.map((event) => [event, 0]));
+    for (const row of rest) {
+      for (const event of profile.events)
+        costs[event] = (costs[event] ?? 0) + (row.costs[event] ?? 0);
+    }
+    top.push({ name: `(${rest.length} other functions)`, self: costs[first] ?? 0, costs });
   }
   return top;
 }

@@ -19,8 +19,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import type { BenchPath } from "./bench-paths.js";
-import { readCallgrind, type SelfRow, topSelf } from "./callgrind.js";
+import { namedSelfCosts, readCallgrind, type SelfRow, topSelf } from "./callgrind.js";
 import { startUnderCallgrind } from "./callgrind-target.js";
+import { type KindRow, sumByKind } from "./code-kind.js";
+import { simulatedCosts } from "./estimated-cycles.js";
 import { sendCalls } from "./fixed-calls.js";
 import { preflight } from "./http-bench.js";
 import { readPerfMap } from "./perf-map.js";
@@ -44,7 +46,9 @@ export interface InstructionCountOptions {
   readonly connections: number;
   /**
    * When above 0, the target also runs with `node --perf-basic-prof` (so its JIT code has names)
-   * and the count comes with this many functions by self instructions.
+   * and the count comes with this many functions by self instructions (by estimated cycles with
+   * {@link cacheSim}: bench/lib/estimated-cycles.ts), and every function's costs summed by kind of
+   * code (bench/lib/code-kind.ts).
    */
   readonly breakdown: number;
   /**
@@ -61,8 +65,13 @@ export const CACHE_SIM_FLAGS: readonly string[] = ["--cache-sim=yes", "--branch-
 export interface InstructionCount {
   /** The main thread's instructions per counted call. */
   readonly perCall: number;
-  /** The functions with the most self instructions, per call; empty without `breakdown`. */
+  /**
+   * The functions with the most self instructions (estimated cycles with the cache simulation),
+   * their costs per call; empty without `breakdown`.
+   */
   readonly top: readonly SelfRow[];
+  /** Every function's self costs per call, summed by kind of code; empty without `breakdown`. */
+  readonly kinds: readonly KindRow[];
   /**
    * Every event callgrind counted, per counted call (`Ir`, and with {@link
    * InstructionCountOptions.cacheSim} also `Dr`, `Dw`, `I1mr`, `D1mr`, `D1mw`, `ILmr`, `DLmr`,
@@ -123,19 +132,33 @@ export async function countInstructions(
       throw new Error(`callgrind counted ${profile.events.join(", ")}, not Ir first`);
     }
     let top: SelfRow[] = [];
+    let kinds: KindRow[] = [];
     if (options.breakdown > 0) {
       // Read once the target has exited: node may still hold lines in its buffer before.
       const map = readPerfMap(readFileSync(perfMap, "utf8"));
+      const naming = { nameAt: (address: number) => map.nameAt(address), shorten };
+      const perCall = (costs: Readonly<Record<string, number>>): Record<string, number> =>
+        Object.fromEntries(Object.entries(costs).map(([e, v]) => [e, v / options.calls]));
       top = topSelf(profile, {
         top: options.breakdown,
-        nameAt: (address) => map.nameAt(address),
-        shorten,
-      }).map((row) => ({ name: row.name, self: row.self / options.calls }));
+        ...naming,
+        ...(options.cacheSim === true
+          ? { rank: (costs) => simulatedCosts((event) => costs[event] ?? 0).cycles }
+          : {}),
+      }).map((row) => ({
+        name: row.name,
+        self: row.self / options.calls,
+        costs: perCall(row.costs),
+      }));
+      kinds = sumByKind(namedSelfCosts(profile, naming), profile.events).map((row) => ({
+        ...row,
+        costs: perCall(row.costs),
+      }));
     }
     const events = new Map(
       [...profile.totalsByEvent].map(([event, total]) => [event, total / options.calls] as const),
     );
-    return { perCall: profile.totals / options.calls, top, events };
+    return { perCall: profile.totals / options.calls, top, kinds, events };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
     if (perfMap !== null) rmSync(perfMap, { force: true });

@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { readCallgrind, topSelf, UNNAMED_CODE } from "../../bench/lib/callgrind.js";
+import { namedSelfCosts, readCallgrind, topSelf, UNNAMED_CODE } from "../../bench/lib/callgrind.js";
+import { CODE_KINDS, codeKind, sumByKind } from "../../bench/lib/code-kind.js";
+import { simulatedCosts } from "../../bench/lib/estimated-cycles.js";
 import { readPerfMap } from "../../bench/lib/perf-map.js";
 
 // Written by hand in the shape callgrind 3.19 dumps with `--separate-threads=yes`: compressed
@@ -156,9 +158,9 @@ test("topSelf: recursion levels merged, JIT code named through the map, the rest
     shorten: (name) => name.replace("file:///w/", ""),
   });
   assert.deepEqual(rows, [
-    { name: "helper", self: 900 },
-    { name: "JS:*handle dist/http/endpoint.js:40:3", self: 380 },
-    { name: "(2 other functions)", self: 177 },
+    { name: "helper", self: 900, costs: { Ir: 900 } },
+    { name: "JS:*handle dist/http/endpoint.js:40:3", self: 380, costs: { Ir: 380 } },
+    { name: "(2 other functions)", self: 177, costs: { Ir: 177 } },
   ]);
   const all = topSelf(readCallgrind(DUMP), { top: 10 });
   assert.deepEqual(
@@ -166,4 +168,105 @@ test("topSelf: recursion levels merged, JIT code named through the map, the rest
     ["helper", UNNAMED_CODE, "main"],
   );
   assert.equal(all[1]?.self, 400);
+});
+
+// The cache simulation's events, as callgrind 3.19 writes them with `--cache-sim=yes
+// --branch-sim=yes` (a shorter line leaves the last events at 0).
+const SIM_DUMP = [
+  "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim",
+  "fn=(1) 0x1000",
+  "1 100 10 5 8 2 1 0 1 0 20 4 0 0",
+  "fn=(2) Builtins_LoadIC_Megamorphic",
+  "1 400 50 0 1 0 0 0 0 0 30 1",
+  "fn=(3) 0x1000'2",
+  "2 50 0 0 2",
+  "fn=(4) RegExp:^[a-z]+$",
+  "1 30",
+  "totals: 580 60 5 11 2 1 0 1 0 50 5 0 0",
+].join("\n");
+
+test("readCallgrind: every event's self cost per function, a missing one 0", () => {
+  const profile = readCallgrind(SIM_DUMP);
+  assert.deepEqual(profile.selfByEvent.get("0x1000"), [100, 10, 5, 8, 2, 1, 0, 1, 0, 20, 4, 0, 0]);
+  assert.deepEqual(
+    profile.selfByEvent.get("Builtins_LoadIC_Megamorphic"),
+    [400, 50, 0, 1, 0, 0, 0, 0, 0, 30, 1, 0, 0],
+  );
+  assert.equal(profile.self.get("0x1000'2"), 50);
+  // Per event, the functions' self costs add up to the totals line.
+  profile.events.forEach((event, i) => {
+    const sum = [...profile.selfByEvent.values()].reduce((a, costs) => a + (costs[i] ?? 0), 0);
+    assert.equal(sum, profile.totalsByEvent.get(event), event);
+  });
+});
+
+test("simulatedCosts: instructions + 10 × L1 misses + 100 × last-level misses + 20 × mispredictions", () => {
+  const events: Record<string, number> = { Ir: 100, I1mr: 8, D1mr: 2, D1mw: 1, DLmr: 1, Bcm: 4 };
+  const costs = simulatedCosts((event) => events[event] ?? 0);
+  assert.deepEqual(costs, {
+    instructions: 100,
+    i1: 8,
+    il: 0,
+    d1: 3,
+    dl: 1,
+    branches: 4,
+    cycles: 100 + 10 * (8 + 3) + 100 * 1 + 20 * 4,
+  });
+});
+
+test("topSelf: ranked by what `rank` says, each row with every event's cost", () => {
+  const profile = readCallgrind(SIM_DUMP);
+  const map = readPerfMap("1000 40 JS:*handle file:///w/dist/http/endpoint.js:40:3\n");
+  const naming = {
+    nameAt: (address: number) => map.nameAt(address),
+    shorten: (name: string) => name.replace("file:///w/", ""),
+  };
+  // By instructions the builtin leads; by estimated cycles the JIT function (its two recursion
+  // levels merged: 150 instructions, 10 I1 misses, 3 D1 misses, 1 LL miss, 4 mispredictions).
+  assert.deepEqual(
+    topSelf(profile, { top: 3, ...naming }).map((row) => row.name),
+    ["Builtins_LoadIC_Megamorphic", "JS:*handle dist/http/endpoint.js:40:3", "RegExp:^[a-z]+$"],
+  );
+  const cycles = (costs: Readonly<Record<string, number>>) =>
+    simulatedCosts((event) => costs[event] ?? 0).cycles;
+  const ranked = topSelf(profile, { top: 1, ...naming, rank: cycles });
+  assert.equal(ranked[0]?.name, "JS:*handle dist/http/endpoint.js:40:3");
+  assert.equal(ranked[0]?.self, 150);
+  assert.equal(cycles(ranked[0]?.costs ?? {}), 150 + 10 * 13 + 100 + 20 * 4);
+  assert.equal(ranked[1]?.name, "(2 other functions)");
+  assert.equal(ranked[1]?.costs.Ir, 430);
+  assert.equal(ranked[1]?.costs.Bcm, 1);
+});
+
+test("codeKind and sumByKind: the server's own, packages', node's JavaScript, builtins, regexps, native", () => {
+  assert.equal(codeKind("JS:*post dist/http/core/post.js:21:27"), CODE_KINDS[0]);
+  assert.equal(codeKind("JS:^listener bench/out/targets/bare-server.mjs:40:3"), CODE_KINDS[0]);
+  assert.equal(codeKind("JS:*runChecks node_modules/zod/v4/core/schemas.js:34:27"), CODE_KINDS[1]);
+  assert.equal(codeKind("JS:*emit node:events:471:44"), CODE_KINDS[2]);
+  assert.equal(codeKind("Builtins_StoreIC"), CODE_KINDS[3]);
+  assert.equal(codeKind("Builtin:CallFunction"), CODE_KINDS[3]);
+  assert.equal(codeKind("RegExp:[^\\t\\x20-\\x7e]"), CODE_KINDS[4]);
+  assert.equal(codeKind(UNNAMED_CODE), CODE_KINDS[5]);
+  assert.equal(codeKind("uv__io_poll"), CODE_KINDS[6]);
+
+  const profile = readCallgrind(SIM_DUMP);
+  const map = readPerfMap("1000 40 JS:*handle file:///w/dist/http/endpoint.js:40:3\n");
+  const named = namedSelfCosts(profile, {
+    nameAt: (address) => map.nameAt(address),
+    shorten: (name) => name.replace("file:///w/", ""),
+  });
+  const kinds = sumByKind(named, profile.events);
+  assert.deepEqual(
+    kinds.map((row) => row.kind),
+    [...CODE_KINDS],
+  );
+  assert.equal(kinds[0]?.functions, 1, "two recursion levels are one function");
+  assert.equal(kinds[0]?.costs.Ir, 150);
+  assert.equal(kinds[3]?.costs.Ir, 400);
+  assert.equal(kinds[4]?.costs.Ir, 30);
+  assert.equal(kinds[6]?.functions, 0);
+  assert.equal(
+    kinds.reduce((sum, row) => sum + (row.costs.Ir ?? 0), 0),
+    profile.totals,
+  );
 });
