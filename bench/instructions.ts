@@ -139,7 +139,7 @@ try {
   if (flags.baseline !== undefined) {
     const dir = resolve(flags.baseline);
     targets.push({
-      spec: baselineTarget(dir, pathKeys),
+      spec: baselineTarget(dir),
       env: { BENCH_CONDUIT_BUILD: distOf(dir) },
     });
   }

@@ -219,14 +219,18 @@ export interface HttpBenchOptions {
 
 /**
  * conduit-mcp as another checkout has it (its bench/lib/conduit-server.ts), labelled with that
- * checkout's commit: the `baseline` target, for before/after figures in one run.
+ * checkout's commit: the `baseline` target, for before/after figures in one run. It serves what
+ * the `conduit` target serves, so both are warmed up on the same paths: a server warmed on fewer
+ * paths has had fewer calls and other feedback when V8 optimized it, and counted about 2 % more
+ * instructions per call than the same build warmed as `conduit` is (docs/profile.md, "Ninth
+ * round").
  *
  * @example
  * ```ts
- * baselineTarget("/tmp/base", ["tools/call"]).label; // "conduit-mcp at 703a662 (baseline)"
+ * baselineTarget("/tmp/base").label; // "conduit-mcp at 703a662 (baseline)"
  * ```
  */
-export function baselineTarget(dir: string, paths: readonly BenchPathKey[]): TargetSpec {
+export function baselineTarget(dir: string): TargetSpec {
   const commit = execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], {
     encoding: "utf8",
   }).trim();
@@ -234,7 +238,7 @@ export function baselineTarget(dir: string, paths: readonly BenchPathKey[]): Tar
     key: "baseline",
     label: `conduit-mcp at ${commit} (baseline)`,
     script: `${dir}/bench/lib/conduit-server.ts`,
-    paths,
+    paths: EVERY_PATH,
   };
 }
 
@@ -406,7 +410,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
   const specs: TargetSpec[] = TARGETS.filter((t) => options.targets.includes(t.key));
   specs.push(...semiSpaceTargets(specs, options.semiSpaces ?? []));
   if (options.baselineDir !== undefined) {
-    specs.push(baselineTarget(options.baselineDir, ["tools/call", "tools/call@2026"]));
+    specs.push(baselineTarget(options.baselineDir));
   }
   const useDist = (options.build ?? "dist") === "dist";
   const builds = new Map<TargetKey, string>();
