@@ -166,10 +166,9 @@ export function namedSelfCosts(
       costs = Object.fromEntries(profile.events.map((event) => [event, 0]));
       byName.set(shown, costs);
     }
-    const into = costs;
-    profile.events.forEach((event, i) => {
-      into[event] = (into[event] ?? 0) + (sums[i] ?? 0);
-    });
+    for (const [i, event] of profile.events.entries()) {
+      costs[event] = (costs[event] ?? 0) + (sums[i] ?? 0);
+    }
   }
   return byName;
 }

@@ -25,6 +25,7 @@ export const CODE_KINDS = [
 
 export type CodeKind = (typeof CODE_KINDS)[number];
 
+/** The kind of the function callgrind or the perf map names `name` (after `shorten`). */
 export function codeKind(name: string): CodeKind {
   if (name.startsWith("JS:")) {
     if (/ (dist|bench)\//.test(name)) return CODE_KINDS[0];
