@@ -149,6 +149,10 @@ try {
 
 const warmPaths = DEFAULT_PATHS.map((key) => BENCH_PATHS[key]);
 const kilo = (n: number): string => `${(n / 1_000).toFixed(1)} k`;
+const n = (value: number): string => Math.round(value).toLocaleString("en-US");
+/** The simulated costs of a whole count (its events per call). */
+const simulatedOf = (count: InstructionCount) =>
+  simulatedCosts((event) => count.events.get(event) ?? 0);
 const loadBefore = loadAverage();
 const results = new Map<string, InstructionCount>();
 const started = Date.now();
@@ -231,13 +235,9 @@ if (flags["cache-sim"]) {
     "| path | target | instructions | I1 misses | LL instruction misses | D1 misses | LL data misses | branch mispredictions | estimated cycles | × bare |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   );
-  const n = (value: number): string => Math.round(value).toLocaleString("en-US");
   eachCount((pathKey, spec, result, bare) => {
-    const m = simulatedCosts((event) => result.events.get(event) ?? 0);
-    const ratio =
-      bare === undefined
-        ? "n/a"
-        : (m.cycles / simulatedCosts((event) => bare.events.get(event) ?? 0).cycles).toFixed(2);
+    const m = simulatedOf(result);
+    const ratio = bare === undefined ? "n/a" : (m.cycles / simulatedOf(bare).cycles).toFixed(2);
     lines.push(
       `| ${BENCH_PATHS[pathKey].label} | ${spec.label} | ${kilo(result.perCall)} | ${n(m.i1)} | ${n(m.il)} | ${n(m.d1)} | ${n(m.dl)} | ${n(m.branches)} | ${kilo(m.cycles)} | ${ratio} |`,
     );
@@ -245,7 +245,6 @@ if (flags["cache-sim"]) {
 }
 if (breakdown > 0) {
   const sim = flags["cache-sim"];
-  const n = (value: number): string => Math.round(value).toLocaleString("en-US");
   // With the simulation a row shows its misses and estimated cycles, without it its instructions.
   const costHead = sim
     ? [
@@ -273,9 +272,7 @@ if (breakdown > 0) {
   ];
   eachCount((pathKey, spec, result) => {
     const where = `${spec.label}, ${BENCH_PATHS[pathKey].label}`;
-    const total = sim
-      ? simulatedCosts((event) => result.events.get(event) ?? 0).cycles
-      : result.perCall;
+    const total = sim ? simulatedOf(result).cycles : result.perCall;
     const by = sim ? `estimated cycles (${CYCLE_WEIGHTS_TEXT})` : "instructions";
     lines.push(
       "",

@@ -140,6 +140,19 @@ export interface SelfRow {
 /** Code callgrind names by its address; the JIT's, unknown to the perf map, is summed here. */
 export const UNNAMED_CODE = "(code without a name: not in the perf map)";
 
+/** A cost of 0 for each of `events`, to add costs into ({@link addCosts}). */
+export function zeroCosts(events: readonly string[]): Record<string, number> {
+  return Object.fromEntries(events.map((event) => [event, 0]));
+}
+
+/** Adds `costs` into `into`, event by event (an event `costs` lacks adds 0). */
+export function addCosts(
+  into: Record<string, number>,
+  costs: Readonly<Record<string, number>>,
+): void {
+  for (const event of Object.keys(into)) into[event] = (into[event] ?? 0) + (costs[event] ?? 0);
+}
+
 /**
  * Every function's self costs by event name, with callgrind's recursion suffix (`'2`) dropped and
  * JIT code named through `nameAt` (then `shorten`), so one function's pieces add up to one entry.
@@ -163,7 +176,7 @@ export function namedSelfCosts(
     if (options.shorten !== undefined) shown = options.shorten(shown);
     let costs = byName.get(shown);
     if (costs === undefined) {
-      costs = Object.fromEntries(profile.events.map((event) => [event, 0]));
+      costs = zeroCosts(profile.events);
       byName.set(shown, costs);
     }
     for (const [i, event] of profile.events.entries()) {
@@ -193,11 +206,8 @@ export function topSelf(profile: CallgrindProfile, options: TopSelfOptions): Sel
     .map(({ name, self, costs }) => ({ name, self, costs }));
   const rest = rows.slice(options.top);
   if (rest.length > 0) {
-    const costs = Object.fromEntries(profile.events.map((event) => [event, 0]));
-    for (const row of rest) {
-      for (const event of profile.events)
-        costs[event] = (costs[event] ?? 0) + (row.costs[event] ?? 0);
-    }
+    const costs = zeroCosts(profile.events);
+    for (const row of rest) addCosts(costs, row.costs);
     top.push({ name: `(${rest.length} other functions)`, self: costs[first] ?? 0, costs });
   }
   return top;

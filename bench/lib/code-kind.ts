@@ -11,7 +11,7 @@
  * codeKind("Builtins_LoadIC_Megamorphic"); // "V8 builtins and IC stubs"
  * ```
  */
-import { UNNAMED_CODE } from "./callgrind.js";
+import { addCosts, UNNAMED_CODE, zeroCosts } from "./callgrind.js";
 
 export const CODE_KINDS = [
   "own JavaScript (dist/, bench/)",
@@ -59,15 +59,11 @@ export function sumByKind(
   costsByName: ReadonlyMap<string, Readonly<Record<string, number>>>,
   events: readonly string[],
 ): KindRow[] {
-  const rows = CODE_KINDS.map((kind) => ({
-    kind,
-    functions: 0,
-    costs: Object.fromEntries(events.map((event) => [event, 0])) as Record<string, number>,
-  }));
+  const rows = CODE_KINDS.map((kind) => ({ kind, functions: 0, costs: zeroCosts(events) }));
   for (const [name, costs] of costsByName) {
     const row = rows[CODE_KINDS.indexOf(codeKind(name))] as (typeof rows)[number];
     row.functions++;
-    for (const event of events) row.costs[event] = (row.costs[event] ?? 0) + (costs[event] ?? 0);
+    addCosts(row.costs, costs);
   }
   return rows;
 }
