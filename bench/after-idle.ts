@@ -20,8 +20,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, DEFAULT_PATHS } from "./lib/bench-paths.js";
+import { buildDist, plainScript, TARGETS } from "./lib/bench-targets.js";
 import { startTarget } from "./lib/child.js";
-import { buildDist, plainScript, processCpuMs, TARGETS } from "./lib/http-bench.js";
+import { processCpuMs } from "./lib/http-bench.js";
 import { cpuPlan, loadGenerator } from "./lib/load-generator.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { positiveInt } from "./lib/positive-int.js";

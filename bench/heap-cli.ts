@@ -23,9 +23,9 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 import { measureHeapPerRequest, snapshotHeldCalls } from "./heap.js";
+import { buildDist } from "./lib/bench-targets.js";
 import { type RunningTarget, startTarget } from "./lib/child.js";
 import { diffSnapshots, formatDiff } from "./lib/heap-snapshot-diff.js";
-import { buildDist } from "./lib/http-bench.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { positiveInt } from "./lib/positive-int.js";
 import { median } from "./lib/stats.js";

@@ -24,14 +24,8 @@
 import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
-import {
-  DEFAULT_TARGETS,
-  httpRatios,
-  httpSection,
-  httpTable,
-  runHttpBench,
-  type TargetKey,
-} from "./lib/http-bench.js";
+import { DEFAULT_TARGETS, type TargetKey } from "./lib/bench-targets.js";
+import { httpRatios, httpSection, httpTable, runHttpBench } from "./lib/http-bench.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { positiveInt } from "./lib/positive-int.js";
 

@@ -37,15 +37,15 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
-import { requireCallgrind } from "./lib/callgrind-target.js";
-import { CYCLE_WEIGHTS_TEXT, simulatedCosts } from "./lib/estimated-cycles.js";
 import {
   baselineTarget,
   buildDist,
   plainScript,
   TARGETS,
   type TargetSpec,
-} from "./lib/http-bench.js";
+} from "./lib/bench-targets.js";
+import { requireCallgrind } from "./lib/callgrind-target.js";
+import { CYCLE_WEIGHTS_TEXT, simulatedCosts } from "./lib/estimated-cycles.js";
 import { countInstructions, type InstructionCount } from "./lib/instruction-count.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 

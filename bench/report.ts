@@ -34,18 +34,17 @@ import { type CpuStopResult, measureCpuStop } from "./cpu-stop.js";
 import { measureHeapPerRequest } from "./heap.js";
 import { barChart } from "./lib/bar-chart.js";
 import { BENCH_PATHS, DEFAULT_PATHS } from "./lib/bench-paths.js";
+import { DEFAULT_TARGETS, TARGETS } from "./lib/bench-targets.js";
 import { type RunningTarget, startTarget } from "./lib/child.js";
 import {
   busyShare,
   cpuOf,
-  DEFAULT_TARGETS,
   type HttpBenchResult,
   httpSection,
   medianOf,
   ratio,
   rowOf,
   runHttpBench,
-  TARGETS,
 } from "./lib/http-bench.js";
 import { percentile } from "./lib/http-client.js";
 import { loadAverage, machineLine } from "./lib/machine.js";

@@ -25,9 +25,8 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-
+import { buildDist } from "./lib/bench-targets.js";
 import { type DiffRow, diffSnapshots, formatDiff } from "./lib/heap-snapshot-diff.js";
-import { buildDist } from "./lib/http-bench.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import {

@@ -18,7 +18,7 @@
  */
 import { parseArgs } from "node:util";
 
-import { buildDist } from "./lib/http-bench.js";
+import { buildDist } from "./lib/bench-targets.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { type Mem, tenants, waitFor, withServer } from "./lib/scale-harness.js";

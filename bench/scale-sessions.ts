@@ -20,7 +20,7 @@ import { createConnection } from "node:net";
 import { parseArgs } from "node:util";
 
 import { startRedisServer } from "../test/helpers/redis-server.js";
-import { buildDist } from "./lib/http-bench.js";
+import { buildDist } from "./lib/bench-targets.js";
 import { loadAverage, machineLine } from "./lib/machine.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { type Mem, tenants, waitFor, withServer } from "./lib/scale-harness.js";

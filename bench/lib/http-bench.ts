@@ -11,15 +11,20 @@
  * console.log(httpTable(result));
  * ```
  */
-import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { basename, isAbsolute, resolve } from "node:path";
-
-import { buildSync } from "esbuild";
 
 import { type RedisServer, startRedisServer } from "../../test/helpers/redis-server.js";
 import { BENCH_PATHS, type BenchPath, type BenchPathKey } from "./bench-paths.js";
+import {
+  baselineTarget,
+  buildDist,
+  plainScript,
+  semiSpaceTargets,
+  TARGETS,
+  type TargetKey,
+  type TargetSpec,
+} from "./bench-targets.js";
 import { type RunningTarget, startTarget } from "./child.js";
 import {
   type CpuPlan,
@@ -32,153 +37,6 @@ import {
 import { loadAverage, machineLine } from "./machine.js";
 import { roundOrder } from "./round-order.js";
 import { median } from "./stats.js";
-
-/** The targets the benchmark knows. */
-export type TargetKey =
-  | "bare"
-  | "conduit"
-  | "cli"
-  | "conduit-redis"
-  | "sdk2"
-  | "sdk1"
-  | "baseline"
-  | SemiSpaceKey;
-
-/** A variant of bare or conduit-mcp run with `--max-semi-space-size=N` (see semiSpaceTargets). */
-export type SemiSpaceKey = `${"bare" | "conduit"}@ss${number}`;
-
-/** How a target that is not a bench script starts: what `node` runs, and its URL line. */
-export interface TargetLaunch {
-  readonly argv: readonly string[];
-  readonly announcement: string;
-}
-
-/** One target: a server script and the paths it serves. */
-export interface TargetSpec {
-  readonly key: TargetKey;
-  readonly label: string;
-  /** The bench script (`node --import tsx <script>`), or what names a {@link launch}ed target. */
-  readonly script: string;
-  readonly paths: readonly BenchPathKey[];
-  /**
-   * Starts the target some other way than its script: given the compiled build's directory
-   * (null: run the TypeScript sources through tsx).
-   */
-  readonly launch?: (dist: string | null) => TargetLaunch;
-  /** Extra `node` flags for this target alone (the semi-space variants). */
-  readonly nodeArgs?: readonly string[];
-  /** The target whose script, build and paths this variant shares (the semi-space variants). */
-  readonly base?: TargetKey;
-}
-
-/**
- * The semi-space variants of bare and conduit-mcp for `--semi-space 1,2,...`: each runs the
- * same script as its base under `node --max-semi-space-size=N` (MB; Node docs, "Command-line
- * options": V8 options), which caps how far V8 grows the young generation between scavenges.
- * bare gets the same flag as conduit-mcp, so a change in both says "V8", one in conduit-mcp alone
- * says "conduit-mcp's heap". conduit-mcp's variants come first, so in each round they run right
- * after (or, backwards, right before) the default conduit-mcp they are compared with.
- *
- * @example
- * ```ts
- * semiSpaceTargets(TARGETS, [2]).map((t) => t.key); // ["conduit@ss2", "bare@ss2"]
- * ```
- */
-export function semiSpaceTargets(
-  specs: readonly TargetSpec[],
-  sizes: readonly number[],
-): TargetSpec[] {
-  const out: TargetSpec[] = [];
-  for (const key of ["conduit", "bare"] as const) {
-    for (const size of sizes) {
-      const base = specs.find((t) => t.key === key);
-      if (base === undefined) continue;
-      out.push({
-        ...base,
-        key: `${key}@ss${size}`,
-        label: `${base.label} --max-semi-space-size=${size}`,
-        nodeArgs: [`--max-semi-space-size=${size}`],
-        base: key,
-      });
-    }
-  }
-  return out;
-}
-
-/**
- * `conduit-mcp serve` as a user starts it: the package's `bin` (dist/cli/main.js, what
- * `npx conduit-mcp serve` execs; no tsx loaded) with every option at its default and the demo
- * set, on a free port. With `dist` null it runs `src/cli/main.ts` through tsx, as `npm start`
- * does (tsx's transform adds a naming call per closure the shipped build does not have).
- *
- * @example
- * ```ts
- * cliLaunch("/repo/dist").argv; // ["/repo/dist/cli/main.js", "serve", "--port", "0"]
- * ```
- */
-export function cliLaunch(dist: string | null): TargetLaunch {
-  const serve = ["serve", "--port", "0"];
-  return {
-    argv:
-      dist === null
-        ? ["--import", "tsx", "src/cli/main.ts", ...serve]
-        : [resolve(dist, "cli/main.js"), ...serve],
-    announcement: "conduit-mcp listening on ",
-  };
-}
-
-const EVERY_PATH: readonly BenchPathKey[] = [
-  "tools/call",
-  "tools/call@2026",
-  "resources/read",
-  "prompts/get",
-];
-
-/** Every target but the baseline, in the order of the tables. */
-export const TARGETS: readonly TargetSpec[] = [
-  {
-    key: "bare",
-    label: "bare node:http (floor)",
-    script: "bench/lib/bare-server.ts",
-    paths: EVERY_PATH,
-  },
-  {
-    key: "conduit",
-    label: "conduit-mcp (memory store)",
-    script: "bench/lib/conduit-server.ts",
-    paths: EVERY_PATH,
-  },
-  {
-    key: "cli",
-    label: "conduit-mcp serve (CLI, demo set)",
-    script: "dist/cli/main.js",
-    // The demo's own demo://readme is not the benchmark's resource: tools/call only.
-    paths: ["tools/call", "tools/call@2026"],
-    launch: cliLaunch,
-  },
-  {
-    key: "conduit-redis",
-    label: "conduit-mcp (Redis store)",
-    script: "bench/lib/conduit-redis-server.ts",
-    paths: EVERY_PATH,
-  },
-  {
-    key: "sdk2",
-    label: "SDK 2.x createMcpHandler",
-    script: "bench/lib/sdk2-server.ts",
-    paths: ["tools/call", "tools/call@2026", "resources/read"],
-  },
-  {
-    key: "sdk1",
-    label: "SDK 1.x stateless",
-    script: "bench/lib/sdk-server.ts",
-    // The SDK 1.x speaks 2025-11-25 only.
-    paths: ["tools/call", "resources/read"],
-  },
-];
-
-/** The default target set (all of them). */
-export const DEFAULT_TARGETS: readonly TargetKey[] = TARGETS.map((t) => t.key);
 
 /** What to run. */
 export interface HttpBenchOptions {
@@ -199,7 +57,8 @@ export interface HttpBenchOptions {
   readonly connections: number;
   /**
    * Another checkout (e.g. `git worktree add /tmp/base <commit>` with a `node_modules` link):
-   * its bench/lib/conduit-server.ts becomes the `baseline` target (tools/call paths only).
+   * its bench/lib/conduit-server.ts becomes the `baseline` target, on the paths the conduit target
+   * serves (bench/lib/bench-targets.ts `baselineTarget`).
    */
   readonly baselineDir?: string;
   /** Extra node flags for the conduit targets, memory and Redis store (e.g. `--cpu-prof`). */
@@ -215,76 +74,6 @@ export interface HttpBenchOptions {
    * TypeScript sources through tsx (whose transform adds a per-closure naming call).
    */
   readonly build?: "dist" | "src";
-}
-
-/**
- * conduit-mcp as another checkout has it (its bench/lib/conduit-server.ts), labelled with that
- * checkout's commit: the `baseline` target, for before/after figures in one run. It serves what
- * the `conduit` target serves, so both are warmed up on the same paths: a server warmed on fewer
- * paths has had fewer calls and other feedback when V8 optimized it, and counted about 2 % more
- * instructions per call than the same build warmed as `conduit` is (docs/profile.md, "Ninth
- * round").
- *
- * @example
- * ```ts
- * baselineTarget("/tmp/base").label; // "conduit-mcp at 703a662 (baseline)"
- * ```
- */
-export function baselineTarget(dir: string): TargetSpec {
-  const commit = execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], {
-    encoding: "utf8",
-  }).trim();
-  return {
-    key: "baseline",
-    label: `conduit-mcp at ${commit} (baseline)`,
-    script: `${dir}/bench/lib/conduit-server.ts`,
-    paths: EVERY_PATH,
-  };
-}
-
-const built = new Set<string>();
-
-/**
- * A bench target script (TypeScript) as one plain JavaScript file, bundled with esbuild into
- * `root`/bench/out/targets/ (packages stay imports, resolved from `root`'s node_modules), so that
- * `node <file>` runs it without tsx: the measured process then holds what a production server
- * holds. Under `--import tsx` the loader's own start-up work made V8 grow the young generation
- * of a large module graph (conduit-mcp's) to twice what the same server grows it to under plain
- * node, and every collection cycle then swept twice the memory.
- *
- * @example
- * ```ts
- * plainScript("bench/lib/bare-server.ts", process.cwd()); // "/repo/bench/out/targets/bare-server.mjs"
- * ```
- */
-export function plainScript(script: string, root: string): string {
-  const entry = isAbsolute(script) ? script : resolve(root, script);
-  const outfile = resolve(root, "bench/out/targets", basename(entry).replace(/\.ts$/, ".mjs"));
-  buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile,
-    logLevel: "warning",
-  });
-  return outfile;
-}
-
-/** Compiles `dir`'s sources into `dir`/dist (once per process); returns that directory. */
-export function buildDist(dir: string): string {
-  if (built.has(dir)) return resolve(dir, "dist");
-  built.add(dir);
-  const started = Date.now();
-  execFileSync(
-    process.execPath,
-    [resolve(dir, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    { cwd: dir, stdio: ["ignore", "inherit", "inherit"] },
-  );
-  console.error(`built ${dir}/dist (${((Date.now() - started) / 1_000).toFixed(0)} s)`);
-  return resolve(dir, "dist");
 }
 
 /** One measured row: a target answering one path. */

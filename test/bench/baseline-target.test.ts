@@ -1,5 +1,5 @@
 /**
- * The benchmarks' `baseline` target (bench/lib/http-bench.ts `baselineTarget`): conduit-mcp as
+ * The benchmarks' `baseline` target (bench/lib/bench-targets.ts `baselineTarget`): conduit-mcp as
  * another checkout builds it, for before/after figures in one run. It must serve, and so be
  * warmed up on, every path the `conduit` target serves, whatever `--paths` counts: a server warmed
  * on fewer paths is optimized from fewer calls and counted about 2 % more instructions per call
@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { baselineTarget, TARGETS } from "../../bench/lib/http-bench.js";
+import { baselineTarget, TARGETS } from "../../bench/lib/bench-targets.js";
 
 test("baselineTarget: the other checkout's conduit-mcp, on every path the conduit target serves", () => {
   const dir = process.cwd();

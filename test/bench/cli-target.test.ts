@@ -1,5 +1,5 @@
 /**
- * The HTTP benchmark's CLI target (bench/lib/http-bench.ts `cliLaunch`): `conduit-mcp serve` as
+ * The HTTP benchmark's CLI target (bench/lib/bench-targets.ts `cliLaunch`): `conduit-mcp serve` as
  * a user starts it, started by the harness, announcing its URL with the CLI's own line and
  * passing the pre-flight of the paths the benchmark measures it on.
  */
@@ -8,8 +8,9 @@ import { resolve } from "node:path";
 import { test } from "node:test";
 
 import { BENCH_PATHS } from "../../bench/lib/bench-paths.js";
+import { cliLaunch, TARGETS } from "../../bench/lib/bench-targets.js";
 import { startTarget } from "../../bench/lib/child.js";
-import { cliLaunch, preflight, TARGETS } from "../../bench/lib/http-bench.js";
+import { preflight } from "../../bench/lib/http-bench.js";
 
 test("the CLI target runs the package's bin from the build, serve on a free port, no tsx", () => {
   const launch = cliLaunch("/pkg/dist");

@@ -1,5 +1,5 @@
 /**
- * The HTTP benchmark's plain-node targets (bench/lib/http-bench.ts `plainScript`): a bench
+ * The HTTP benchmark's plain-node targets (bench/lib/bench-targets.ts `plainScript`): a bench
  * script bundled into one JavaScript file runs under `node` alone, with no tsx loader in the
  * measured process, and serves the benchmark's paths.
  */
@@ -8,8 +8,9 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { BENCH_PATHS } from "../../bench/lib/bench-paths.js";
+import { plainScript } from "../../bench/lib/bench-targets.js";
 import { startTarget } from "../../bench/lib/child.js";
-import { plainScript, preflight } from "../../bench/lib/http-bench.js";
+import { preflight } from "../../bench/lib/http-bench.js";
 
 test("a bundled bench script runs under plain node and answers the benchmark's paths", async () => {
   const file = plainScript("bench/lib/bare-server.ts", process.cwd());

@@ -1,5 +1,5 @@
 /**
- * The HTTP benchmark's `--semi-space` variants (bench/lib/http-bench.ts `semiSpaceTargets`):
+ * The HTTP benchmark's `--semi-space` variants (bench/lib/bench-targets.ts `semiSpaceTargets`):
  * bare and conduit-mcp again under `node --max-semi-space-size=N`, same script and paths, after
  * the defaults (conduit-mcp's first, next to the default they are compared with), so one run
  * compares every size with the default side by side.
@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 
-import { cpuRatio, type RowResult, semiSpaceTargets, TARGETS } from "../../bench/lib/http-bench.js";
+import { semiSpaceTargets, TARGETS } from "../../bench/lib/bench-targets.js";
+import { cpuRatio, type RowResult } from "../../bench/lib/http-bench.js";
 
 test("each size adds a bare and a conduit-mcp variant with the flag, sharing script and paths", () => {
   const variants = semiSpaceTargets(TARGETS, [1, 8]);
