@@ -84,9 +84,16 @@ export class Timeline {
     return since;
   }
 
-  /** The last Redis restart that began within [from, to), if any. */
+  /**
+   * The last Redis restart that can have lost a record written from `from` on and found gone at
+   * `to`, if any: one that began before `to` and whose stopped process exited after `from`. A
+   * restart begins when the stop is sent, and Redis acknowledges writes until its process exits
+   * ({@link Disturbance.down}), so a record written in between is lost with it too.
+   */
   lastRestart(from: number, to: number): Disturbance | undefined {
-    return this.events.findLast((e) => e.kind === "redis-restart" && e.from >= from && e.from < to);
+    return this.events.findLast(
+      (e) => e.kind === "redis-restart" && (e.down ?? e.to) > from && e.from < to,
+    );
   }
 
   /** When the timeline began (the first plan's clock): the report's times are relative to it. */
