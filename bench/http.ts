@@ -19,7 +19,11 @@
  * `node_modules`; printed only), `--cpu-prof DIR` (the conduit targets, memory and Redis store,
  * run under `node --cpu-prof --cpu-prof-dir DIR`; each writes its profile when it stops), `--src` (run
  * conduit-mcp's TypeScript sources through tsx instead of compiling them first: the default
- * compiles with `tsc -p tsconfig.build.json` into dist/ and measures the build, as it ships).
+ * compiles with `tsc -p tsconfig.build.json` into dist/ and measures the build, as it ships),
+ * `--semi-space N,...` (adds conduit-mcp and bare under `node --max-semi-space-size=N` for each
+ * N; printed only), `--inline-budget N,...` (adds conduit-mcp, the CLI and bare under `node
+ * --max-inlined-bytecode-size-cumulative=N` for each N, docs/profile.md "Tenth round"; printed
+ * only).
  */
 import { parseArgs } from "node:util";
 
@@ -43,6 +47,7 @@ const { values: flags } = parseArgs({
     "cpu-prof": { type: "string" },
     src: { type: "boolean", default: false },
     "semi-space": { type: "string" },
+    "inline-budget": { type: "string" },
   },
   strict: true,
 });
@@ -64,12 +69,16 @@ const paths = listOf<BenchPathKey>(
   flags.paths,
   Object.keys(BENCH_PATHS) as BenchPathKey[],
 );
-const semiSpaces =
-  flags["semi-space"] === undefined
-    ? []
-    : flags["semi-space"].split(",").map((s) => positiveInt("semi-space", s.trim()));
+/** A flag's comma-separated positive integers; none when the flag is absent. */
+function integers(name: "semi-space" | "inline-budget"): number[] {
+  const text = flags[name];
+  return text === undefined ? [] : text.split(",").map((s) => positiveInt(name, s.trim()));
+}
+const semiSpaces = integers("semi-space");
+const inlineBudgets = integers("inline-budget");
 const options = {
   semiSpaces,
+  inlineBudgets,
   targets,
   paths,
   rounds: quick ? 1 : positiveInt("rounds", flags.rounds),
@@ -88,6 +97,7 @@ const fullRun =
   flags["cpu-prof"] === undefined &&
   !flags.src &&
   semiSpaces.length === 0 &&
+  inlineBudgets.length === 0 &&
   DEFAULT_TARGETS.every((t) => targets.includes(t)) &&
   DEFAULT_PATHS.every((p) => paths.includes(p));
 
@@ -100,7 +110,7 @@ try {
     writeSection(BENCHMARKS_DOC, "HTTP", httpSection(result, command));
   } else if (!flags["no-write"]) {
     console.error(
-      "not a full run (subset, --quick, --baseline, --cpu-prof or --semi-space): nothing written",
+      "not a full run (subset, --quick, --baseline, --cpu-prof, --semi-space or --inline-budget): nothing written",
     );
   }
 } catch (error) {

@@ -30,7 +30,9 @@
  * expressions, native code (bench/lib/code-kind.ts); with `--cache-sim` the functions are ranked
  * by estimated cycles and show their misses (bench/lib/estimated-cycles.ts); the targets then run
  * with `--perf-basic-prof`, which writes a line each time V8 makes code, not per call), `--no-build` (use the dist/ builds as they are
- * instead of compiling with `tsc -p tsconfig.build.json` first).
+ * instead of compiling with `tsc -p tsconfig.build.json` first), `--inline-budget N,...` (also
+ * count each target chosen under `node --max-inlined-bytecode-size-cumulative=N`, for each N;
+ * docs/profile.md "Tenth round").
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -40,6 +42,7 @@ import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths
 import {
   baselineTarget,
   buildDist,
+  inlineBudgetTargets,
   plainScript,
   TARGETS,
   type TargetSpec,
@@ -70,6 +73,7 @@ function parse() {
         breakdown: { type: "string", default: "0" },
         "cache-sim": { type: "boolean", default: false },
         "no-build": { type: "boolean", default: false },
+        "inline-budget": { type: "string" },
       },
       strict: true,
     }).values;
@@ -100,6 +104,10 @@ const pathKeys = listOf("paths", flags.paths, Object.keys(BENCH_PATHS) as BenchP
 const calls = count("calls", flags.calls, 1);
 const warmup = count("warmup", flags.warmup, 0);
 const breakdown = count("breakdown", flags.breakdown, 0);
+const inlineBudgets =
+  flags["inline-budget"] === undefined
+    ? []
+    : flags["inline-budget"].split(",").map((text) => count("inline-budget", text.trim(), 1));
 
 let valgrind: string;
 try {
@@ -135,6 +143,12 @@ try {
       env: key === "conduit" && dist !== undefined ? { BENCH_CONDUIT_BUILD: dist } : {},
       ...(dist === undefined ? {} : { dist }),
     });
+  }
+  // Each variant runs as its base does, under its flag (bench/lib/bench-targets.ts).
+  const bases = targets.map((t) => t.spec);
+  for (const spec of inlineBudgetTargets(bases, inlineBudgets)) {
+    const base = targets.find((t) => t.spec.key === spec.base) as Target;
+    targets.push({ ...base, spec });
   }
   if (flags.baseline !== undefined) {
     const dir = resolve(flags.baseline);
@@ -178,6 +192,7 @@ try {
             ),
           ],
         }),
+        ...(spec.nodeArgs === undefined ? {} : { nodeArgs: spec.nodeArgs }),
         path,
         // The paths the target serves (the CLI's demo set has not the benchmark's resource).
         warmPaths: warmPaths.filter((p) => spec.paths.includes(p.key)),

@@ -1,7 +1,7 @@
 /**
  * The HTTP benchmarks' targets: every server `bench:http`, `npm run bench` and
  * `bench:instructions` measure (bare `node:http`, conduit-mcp's library and CLI, the Redis store,
- * the SDKs, the semi-space variants, another checkout as the baseline), and how a target's
+ * the SDKs, the semi-space and inlining-budget variants, another checkout as the baseline), and how a target's
  * script becomes what the measured process runs (bundled with esbuild, or the compiled build).
  *
  * @example
@@ -26,10 +26,17 @@ export type TargetKey =
   | "sdk2"
   | "sdk1"
   | "baseline"
-  | SemiSpaceKey;
+  | SemiSpaceKey
+  | InlineBudgetKey;
 
 /** A variant of bare or conduit-mcp run with `--max-semi-space-size=N` (see semiSpaceTargets). */
 export type SemiSpaceKey = `${"bare" | "conduit"}@ss${number}`;
+
+/**
+ * A variant of bare, conduit-mcp or its CLI run with `--max-inlined-bytecode-size-cumulative=N`
+ * (see inlineBudgetTargets).
+ */
+export type InlineBudgetKey = `${"bare" | "conduit" | "cli"}@inl${number}`;
 
 /** How a target that is not a bench script starts: what `node` runs, and its URL line. */
 export interface TargetLaunch {
@@ -49,9 +56,9 @@ export interface TargetSpec {
    * (null: run the TypeScript sources through tsx).
    */
   readonly launch?: (dist: string | null) => TargetLaunch;
-  /** Extra `node` flags for this target alone (the semi-space variants). */
+  /** Extra `node` flags for this target alone (the semi-space and inlining-budget variants). */
   readonly nodeArgs?: readonly string[];
-  /** The target whose script, build and paths this variant shares (the semi-space variants). */
+  /** The target whose script, build and paths this variant shares (a variant's base). */
   readonly base?: TargetKey;
 }
 
@@ -72,16 +79,53 @@ export function semiSpaceTargets(
   specs: readonly TargetSpec[],
   sizes: readonly number[],
 ): TargetSpec[] {
+  return flagVariants(specs, ["conduit", "bare"], sizes, (size) => ({
+    key: `@ss${size}`,
+    flag: `--max-semi-space-size=${size}`,
+  }));
+}
+
+/**
+ * The inlining-budget variants of conduit-mcp, its CLI and bare for `--inline-budget N,...`: each
+ * runs the same script as its base under `node --max-inlined-bytecode-size-cumulative=N`, the
+ * bytes of bytecode V8's optimizing compiler inlines into one optimized function at most (V8's
+ * default: 920; `node --v8-options`). Past that budget every further function on a request's way
+ * is a call of its own, compiled apart (docs/profile.md, "Tenth round"). bare gets the same flag,
+ * so a gain in both says "V8", the difference between the gains says "conduit-mcp's layers".
+ *
+ * @example
+ * ```ts
+ * inlineBudgetTargets(TARGETS, [5000]).map((t) => t.key); // ["conduit@inl5000", "cli@inl5000", "bare@inl5000"]
+ * ```
+ */
+export function inlineBudgetTargets(
+  specs: readonly TargetSpec[],
+  budgets: readonly number[],
+): TargetSpec[] {
+  return flagVariants(specs, ["conduit", "cli", "bare"], budgets, (budget) => ({
+    key: `@inl${budget}`,
+    flag: `--max-inlined-bytecode-size-cumulative=${budget}`,
+  }));
+}
+
+/** Each of `bases` found in `specs` once per value, under the flag `variant` makes of it. */
+function flagVariants(
+  specs: readonly TargetSpec[],
+  bases: ReadonlyArray<"bare" | "conduit" | "cli">,
+  values: readonly number[],
+  variant: (value: number) => { key: `@${string}`; flag: string },
+): TargetSpec[] {
   const out: TargetSpec[] = [];
-  for (const key of ["conduit", "bare"] as const) {
-    for (const size of sizes) {
-      const base = specs.find((t) => t.key === key);
-      if (base === undefined) continue;
+  for (const key of bases) {
+    const base = specs.find((t) => t.key === key);
+    if (base === undefined) continue;
+    for (const value of values) {
+      const { key: suffix, flag } = variant(value);
       out.push({
         ...base,
-        key: `${key}@ss${size}`,
-        label: `${base.label} --max-semi-space-size=${size}`,
-        nodeArgs: [`--max-semi-space-size=${size}`],
+        key: `${key}${suffix}` as TargetKey,
+        label: `${base.label} ${flag}`,
+        nodeArgs: [flag],
         base: key,
       });
     }

@@ -19,6 +19,7 @@ import { BENCH_PATHS, type BenchPath, type BenchPathKey } from "./bench-paths.js
 import {
   baselineTarget,
   buildDist,
+  inlineBudgetTargets,
   plainScript,
   semiSpaceTargets,
   TARGETS,
@@ -68,6 +69,11 @@ export interface HttpBenchOptions {
    * flag (semiSpaceTargets), of the targets selected.
    */
   readonly semiSpaces?: readonly number[];
+  /**
+   * `--max-inlined-bytecode-size-cumulative` values (bytes of bytecode): each adds a conduit-mcp,
+   * a CLI and a bare variant under that flag (inlineBudgetTargets), of the targets selected.
+   */
+  readonly inlineBudgets?: readonly number[];
   /**
    * `dist` (the default): compile with `tsc -p tsconfig.build.json` first (this tree and the
    * baseline) and run conduit-mcp's compiled build, as the package ships it; `src`: run the
@@ -197,7 +203,10 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
   if (cpu.server !== null) console.error(`servers pinned to CPU ${cpu.server}`);
 
   const specs: TargetSpec[] = TARGETS.filter((t) => options.targets.includes(t.key));
-  specs.push(...semiSpaceTargets(specs, options.semiSpaces ?? []));
+  specs.push(
+    ...semiSpaceTargets(specs, options.semiSpaces ?? []),
+    ...inlineBudgetTargets(specs, options.inlineBudgets ?? []),
+  );
   if (options.baselineDir !== undefined) {
     specs.push(baselineTarget(options.baselineDir));
   }
@@ -445,11 +454,8 @@ export function httpRatios(result: HttpBenchResult): string[] {
       pair("sdk1", "/ SDK 1.x"),
       pair("baseline", "/ baseline"),
       ...result.rows
-        .filter((r) => r.path.key === key && r.target.base === "conduit")
-        .map(
-          (r) =>
-            `${r.target.key} / conduit-mcp ${fmt(ratio(r, conduit), 2)}×, CPU/req ${fmt(cpuRatio(r, conduit), 2)}×`,
-        ),
+        .filter((r) => r.path.key === key && r.target.base !== undefined)
+        .map((r) => variantRatios(result, r)),
       conduit === undefined || rowOf(result, "conduit-redis", key) === undefined
         ? null
         : `Redis store / memory store ${fmt(ratio(rowOf(result, "conduit-redis", key), conduit), 2)}×`,
@@ -457,6 +463,23 @@ export function httpRatios(result: HttpBenchResult): string[] {
     if (parts.length > 0) out.push(`- ${label}: ${parts.join("; ")}`);
   }
   return out;
+}
+
+/**
+ * A flag variant's row against its base (same path, same round), and, for a variant of
+ * conduit-mcp or its CLI, against bare under the same flag when that row was measured too.
+ */
+function variantRatios(result: HttpBenchResult, row: RowResult): string {
+  const base = row.target.base as TargetKey;
+  const key = row.path.key;
+  const own = rowOf(result, base, key);
+  const parts = [
+    `${row.target.key} / ${base} ${fmt(ratio(row, own), 2)}×, CPU/req ${fmt(cpuRatio(row, own), 2)}×`,
+  ];
+  const suffix = row.target.key.slice(base.length);
+  const bare = base === "bare" ? undefined : rowOf(result, `bare${suffix}` as TargetKey, key);
+  if (bare !== undefined) parts.push(`/ bare${suffix} ${fmt(ratio(row, bare), 2)}×`);
+  return parts.join(", ");
 }
 
 /**

@@ -36,6 +36,8 @@ export interface InstructionCountOptions {
   /** What `node` runs instead of the script, and its URL line (bench/lib/child.ts). */
   readonly argv?: readonly string[];
   readonly announcement?: string;
+  /** Extra `node` flags (a flag variant's, bench/lib/bench-targets.ts). */
+  readonly nodeArgs?: readonly string[];
   /** The path counted. */
   readonly path: BenchPath;
   /** Each is sent `warmup` calls first, then `path` `warmup` more, all uncounted. */
@@ -105,7 +107,10 @@ export async function countInstructions(
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.argv === undefined ? {} : { argv: options.argv }),
       ...(options.announcement === undefined ? {} : { announcement: options.announcement }),
-      ...(options.breakdown > 0 ? { nodeArgs: ["--perf-basic-prof"] } : {}),
+      nodeArgs: [
+        ...(options.nodeArgs ?? []),
+        ...(options.breakdown > 0 ? ["--perf-basic-prof"] : []),
+      ],
       ...(options.cacheSim === true ? { toolArgs: CACHE_SIM_FLAGS } : {}),
     });
     perfMap = `/tmp/perf-${target.pid}.map`;
