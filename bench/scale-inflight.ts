@@ -20,8 +20,8 @@
  * `--cancels N` (60), `--idle S` (10), `--no-write`, `--snapshot` (also V8 heap snapshots at rest and
  * with the calls held, per target and round, summed by kind (bench/lib/heap-snapshot-diff.ts);
  * printed per call for each target and, by kind, conduit-mcp's rows minus bare + the tool's:
- * where the own share lies; the files are deleted). Run latency figures under
- * `flock /work/wt/.heavy.lock` on a shared machine.
+ * where the own share lies; the files are deleted). On a shared machine, run it while nothing
+ * else heavy runs: the memory figures hold under load, the latency figures do not.
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -320,9 +320,8 @@ kind, conduit-mcp's rows minus bare + the tool's): conduit-mcp's own per-call ob
 \`CallBinding\` 64, before a call that does not ask made them only at its first ask); about 380 B of hash tables that grow with the calls (the connection bounds'
 table and per-bucket socket sets, the anonymous scopes by socket, the silent-connection check's
 queue, which a connection leaves 10 s after it opened, the keep-alive clock's queue, the registry's
-in-flight tables per scope); three promises and their reactions (the
-handler call's, with two closures, the \`POST\` step adopting the call's promise, the node door's
-\`.catch\` and its closure); the 2025 stream's longer head (about 200 B).
+in-flight tables per scope); the handler call's promise on the tool's; the 2025 stream's longer
+head (about 200 B).
 Cut so far (per held call): the per-connection timer, callback and \`close\` listener of the
 silent-connection check (one timer serves every connection; about 400 B); on 2026-07-28 calls that
 never ask, the \`InputRound\`'s Map and object; on node:http, every call's and GET stream's
@@ -332,7 +331,10 @@ shared across requests never reached the others' streams); the request core's co
 no longer kept by a running call (the exchange is the source of \`ctx.request\`); a handler call
 gives its exchange's slots back itself when it ends, so the core keeps no reaction, promise and
 two closures on the dispatch (about 250 B); the call's progress and log-threshold fields hold no
-heap box (16 B each).
+heap box (16 B each); on node:http the core's promise settles once the call runs (the door learns
+the answer's end from node's response, \`ResponseTarget.awaitsAnswer\`), so neither the \`POST\`
+step's promise adopting the call's nor the door's \`.catch\` with its promise and closure is kept
+(about 260-300 B; the fetch doors still wait for the answer, which closes their \`Response\`).
 
 Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
 \`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream
@@ -346,7 +348,7 @@ above the others'). Clients that arrive spread over time spread these writes too
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 ${verdicts.join("\n")}
 
-- Command: \`npm run bench:scale:inflight\` (\`node --import tsx bench/scale-inflight.ts\`), ${seconds} s, under \`flock /work/wt/.heavy.lock\`
+- Command: \`npm run bench:scale:inflight\` (\`node --import tsx bench/scale-inflight.ts\`), ${seconds} s
 - Date: ${new Date().toISOString().slice(0, 10)}; machine: ${machineLine()}
 - Load average (1 / 5 / 15 min): ${loadBefore} before, ${loadAfter} after, on 2 CPUs shared with other work: memory figures hold under load, latency figures move with it`;
   console.log(body);

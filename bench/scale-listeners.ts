@@ -156,7 +156,7 @@ and its GET stream: a listener needs all three).
 | --- | ---: | ---: | ---: | ---: | ---: | ---: |
 ${rows.join("\n")}
 
-- Command: \`npm run bench:scale:listeners\` (\`node --import tsx bench/scale-listeners.ts\`), ${seconds} s, under \`flock /work/wt/.heavy.lock\`
+- Command: \`npm run bench:scale:listeners\` (\`node --import tsx bench/scale-listeners.ts\`), ${seconds} s
 - Date: ${new Date().toISOString().slice(0, 10)}; machine: ${machineLine()}
 - Load average (1 / 5 / 15 min): ${loadBefore} before, ${loadAverage()} after, on 2 CPUs shared with other work`;
   console.log(body);

@@ -33,7 +33,8 @@ export type { EndpointConfig } from "./core/context/core-state.js";
 export interface RequestCore {
   /**
    * Answers one request on `target`; settles once the answer is complete (a stream: once it has
-   * ended). Rejects only on a bug (the door then answers 500).
+   * ended), or, for a target whose door does not wait for that (`awaitsAnswer` false: node:http),
+   * possibly as soon as a call runs. Rejects only on a bug (the door then answers 500).
    */
   handle(input: RequestInput, target: ResponseTarget): Promise<void>;
   /**

@@ -248,6 +248,11 @@ export class HttpExchange
     this.releasedByCall = true;
   }
 
+  /** Whether the door waits on the core's promise for this answer's end (transport.ts). */
+  get awaitsAnswer(): boolean {
+    return this.target.awaitsAnswer !== false;
+  }
+
   releaseSlots(): void {
     const limits = this.limits;
     if (limits === null) return;

@@ -159,4 +159,13 @@ export interface ResponseTarget {
    * a timer belongs to the request that armed it and never reaches another request's stream.
    */
   readonly sharedTimers?: boolean;
+  /**
+   * False when the door learns that the answer is complete from the answer itself (node:http:
+   * the `ServerResponse` finishes or closes), not from {@link RequestCore.handle}'s promise. That
+   * promise may then settle as soon as a call runs on the exchange, so the core keeps no promise,
+   * reaction or closure per running call (docs/profile.md, "Heap per in-flight call"). Unset
+   * (the fetch doors, which settle their `Response` when that promise settles): it settles once
+   * the answer is complete.
+   */
+  readonly awaitsAnswer?: boolean;
 }

@@ -83,6 +83,8 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
 /**
  * Gives the exchange's slots back once the call running on it settles, either way. Chained
  * rather than awaited: the caller's frame ends instead of staying suspended while the call runs.
+ * Returns what the request core's promise follows: the call, or HANDLED when the call gives the
+ * slots back itself and the door does not wait for the answer's end.
  *
  * @example
  * ```ts
@@ -96,8 +98,10 @@ export function releaseWhenSettled(exchange: HttpExchange, running: Promise<void
     return HANDLED;
   }
   // A handler call running on the exchange gives them back itself when it ends (settled,
-  // cancelled or abandoned): no reaction and closures held for as long as it runs.
-  if (exchange.releasedByCall) return running;
+  // cancelled or abandoned): no reaction and closures held for as long as it runs. Its promise
+  // never rejects (Dispatcher.handleRequest), so a door that does not wait for the answer's end
+  // (node:http) is handed nothing to hold on to while the call runs.
+  if (exchange.releasedByCall) return exchange.awaitsAnswer ? running : HANDLED;
   return running.then(
     () => exchange.releaseSlots(),
     (error: unknown) => {

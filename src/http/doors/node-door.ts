@@ -140,6 +140,15 @@ class NodeResponse implements ResponseTarget, CloseSignal {
     return true;
   }
 
+  /**
+   * The door keeps only a `.catch` on the core's promise, for a bug: node itself tells the client
+   * when the answer ends, so the core's promise need not follow a running call (a getter on the
+   * prototype, nothing per response).
+   */
+  get awaitsAnswer(): boolean {
+    return false;
+  }
+
   /** `100 Continue` for a client that sent `Expect: 100-continue`. */
   writeContinue(): void {
     if (!this.res.headersSent && !this.res.destroyed) this.res.writeContinue();
