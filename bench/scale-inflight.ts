@@ -334,7 +334,10 @@ two closures on the dispatch (about 250 B); the call's progress and log-threshol
 heap box (16 B each); on node:http the core's promise settles once the call runs (the door learns
 the answer's end from node's response, \`ResponseTarget.awaitsAnswer\`), so neither the \`POST\`
 step's promise adopting the call's nor the door's \`.catch\` with its promise and closure is kept
-(about 260-300 B; the fetch doors still wait for the answer, which closes their \`Response\`).
+(about 260-300 B; the fetch doors still wait for the answer, which closes their \`Response\`);
+the connection bounds listen for a socket's \`close\` with one module function, not a closure
+wrapped by \`once\` per connection (about 220 B per connection, and a held call usually has a
+connection of its own).
 
 Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
 \`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream

@@ -6,14 +6,15 @@
  * client (the official SDK 1.x) at its own bound still cancels one of its held calls.
  */
 import assert from "node:assert/strict";
-import { request } from "node:http";
-import { connect, type Socket } from "node:net";
+import { createServer, request } from "node:http";
+import { type AddressInfo, connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Agent, fetch as undiciFetch } from "undici";
 
+import { ConnectionBounds } from "../../src/http/doors/connection-bounds.js";
 import { createMcpServer, type McpServer, type McpServerOptions } from "../../src/server/index.js";
 import { callBody, probes, testTools, until } from "../server/fixtures.js";
 
@@ -217,5 +218,56 @@ describe("connections and requests: per bucket first, the global bounds never lo
         for (const w of [...first, other]) w.socket.destroy();
       },
     );
+  });
+});
+
+describe("the connection bounds keep nothing per connection for its close", () => {
+  test("the close listener the bounds add is one function shared by every socket, and a closed socket is forgotten", async () => {
+    // node:http adds close listeners of its own (some bound per socket): a server without the
+    // bounds shows which, so that only the bounds' own are compared.
+    const plain = createServer((_req, res) => res.end());
+    const tracked = createServer((_req, res) => res.end());
+    const bounds = new ConnectionBounds({
+      maxConnections: 10,
+      maxConnectionsPerBucket: 10,
+      trustProxy: { kind: "none" },
+    });
+    bounds.attach(tracked);
+    const plainSockets: Socket[] = [];
+    const trackedSockets: Socket[] = [];
+    plain.on("connection", (socket: Socket) => plainSockets.push(socket));
+    tracked.on("connection", (socket: Socket) => trackedSockets.push(socket));
+    const portOf = async (server: typeof plain): Promise<number> => {
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return (server.address() as AddressInfo).port;
+    };
+    const plainPort = await portOf(plain);
+    const trackedPort = await portOf(tracked);
+    const clients = [
+      connect(plainPort, "127.0.0.1"),
+      connect(trackedPort, "127.0.0.1"),
+      connect(trackedPort, "127.0.0.1"),
+    ];
+    try {
+      await until(
+        () => plainSockets.length === 1 && bounds.counts().open === 2,
+        2_000,
+        "connections accepted",
+      );
+      const nodes = new Set(plainSockets[0]?.rawListeners("close").map((l) => l.name));
+      const added = trackedSockets.map((socket) =>
+        socket.rawListeners("close").filter((listener) => !nodes.has(listener.name)),
+      );
+      assert.equal(added[0]?.length, 1, "the bounds add one close listener");
+      // A closure, or the wrapper `once` makes, would be another function on each socket.
+      assert.equal(added[0]?.[0], added[1]?.[0], "the same function on both sockets");
+      for (const client of clients) client.destroy();
+      await until(() => bounds.counts().open === 0, 2_000, "both forgotten once closed");
+      assert.equal(bounds.held("127.0.0.1"), 0);
+    } finally {
+      for (const client of clients) client.destroy();
+      await new Promise((resolve) => plain.close(resolve));
+      await new Promise((resolve) => tracked.close(resolve));
+    }
   });
 });

@@ -54,6 +54,15 @@ export interface TrackedConnection {
 
 type Tracked = TrackedConnection;
 
+/** The bounds that track a socket, on the socket: its `close` listener is one module function. */
+const BOUNDS = Symbol("conduit-mcp.connection-bounds");
+type TaggedSocket = Socket & { [BOUNDS]?: ConnectionBounds };
+
+/** A tracked socket closed (its `this`): no closure and no `once` wrapper per connection. */
+function onTrackedSocketClose(this: Socket): void {
+  (this as TaggedSocket)[BOUNDS]?.closed(this);
+}
+
 /** What the bounds did, for `ConcurrencySnapshot` and tests. */
 export interface ConnectionCounts {
   /** Connections open now. */
@@ -123,7 +132,16 @@ export class ConnectionBounds {
     owner.sockets.add(socket);
     const tracked: Tracked = { bucket: owner, busy: 0, evicted: false };
     this.tracked.set(socket, tracked);
-    socket.once("close", () => this.forget(socket, tracked));
+    // `on`, not `once`: a socket closes once, and `once` would wrap the listener per connection
+    // (a held call usually has a connection of its own: docs/profile.md, "Heap per in-flight call").
+    (socket as TaggedSocket)[BOUNDS] = this;
+    socket.on("close", onTrackedSocketClose);
+  }
+
+  /** `socket` closed: it leaves its bucket, unless the bounds closed it already. */
+  closed(socket: Socket): void {
+    const tracked = this.tracked.get(socket);
+    if (tracked !== undefined) this.forget(socket, tracked);
   }
 
   /** Counts of the bounds now. */
