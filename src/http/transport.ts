@@ -163,7 +163,7 @@ export interface ResponseTarget {
    * False when the door learns that the answer is complete from the answer itself (node:http:
    * the `ServerResponse` finishes or closes), not from {@link RequestCore.handle}'s promise. That
    * promise may then settle as soon as a call runs on the exchange, so the core keeps no promise,
-   * reaction or closure per running call (docs/profile.md, "Heap per in-flight call"). Unset
+   * reaction or closure per running call (docs/profile.md, "Held calls at 10 000"). Unset
    * (the fetch doors, which settle their `Response` when that promise settles): it settles once
    * the answer is complete.
    */

@@ -2,7 +2,7 @@
  * What the request core's promise follows (src/http/transport.ts `ResponseTarget.awaitsAnswer`):
  * on the node:http door, which learns the end of an answer from node's own response, the promise
  * settles once a call runs, so the core keeps no promise, reaction or closure per running call
- * (docs/profile.md, "Heap per in-flight call"); on the fetch door, which closes its `Response`
+ * (docs/profile.md, "Held calls at 10 000"); on the fetch door, which closes its `Response`
  * when that promise settles, it settles only once the answer is complete. Both doors over one
  * server's real core; the node door on a real socket.
  */

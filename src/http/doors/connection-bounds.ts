@@ -133,7 +133,7 @@ export class ConnectionBounds {
     const tracked: Tracked = { bucket: owner, busy: 0, evicted: false };
     this.tracked.set(socket, tracked);
     // `on`, not `once`: a socket closes once, and `once` would wrap the listener per connection
-    // (a held call usually has a connection of its own: docs/profile.md, "Heap per in-flight call").
+    // (a held call usually has a connection of its own: docs/profile.md, "Held calls at 10 000").
     (socket as TaggedSocket)[BOUNDS] = this;
     socket.on("close", onTrackedSocketClose);
   }
