@@ -126,6 +126,11 @@ export interface TopSelfOptions {
    * cost (instructions) when not given.
    */
   readonly rank?: (costs: Readonly<Record<string, number>>) => number;
+  /**
+   * The profile's costs as {@link namedSelfCosts} names them, when the caller has them already
+   * (a breakdown that also sums them by kind): the functions are not named a second time.
+   */
+  readonly named?: ReadonlyMap<string, Readonly<Record<string, number>>>;
 }
 
 /** One row of {@link topSelf}. */
@@ -198,7 +203,7 @@ export function namedSelfCosts(
 export function topSelf(profile: CallgrindProfile, options: TopSelfOptions): SelfRow[] {
   const first = profile.events[0] ?? "Ir";
   const rank = options.rank ?? ((costs) => costs[first] ?? 0);
-  const rows = [...namedSelfCosts(profile, options)]
+  const rows = [...(options.named ?? namedSelfCosts(profile, options))]
     .map(([name, costs]) => ({ name, self: costs[first] ?? 0, costs, rankedBy: rank(costs) }))
     .sort((a, b) => b.rankedBy - a.rankedBy || (a.name < b.name ? -1 : 1));
   const top: SelfRow[] = rows

@@ -141,12 +141,16 @@ export async function countInstructions(
     if (options.breakdown > 0) {
       // Read once the target has exited: node may still hold lines in its buffer before.
       const map = readPerfMap(readFileSync(perfMap, "utf8"));
-      const naming = { nameAt: (address: number) => map.nameAt(address), shorten };
+      // Named once: both the top functions and the sums by kind read these.
+      const named = namedSelfCosts(profile, {
+        nameAt: (address: number) => map.nameAt(address),
+        shorten,
+      });
       const perCall = (costs: Readonly<Record<string, number>>): Record<string, number> =>
         Object.fromEntries(Object.entries(costs).map(([e, v]) => [e, v / options.calls]));
       top = topSelf(profile, {
         top: options.breakdown,
-        ...naming,
+        named,
         ...(options.cacheSim === true
           ? { rank: (costs) => simulatedCosts((event) => costs[event] ?? 0).cycles }
           : {}),
@@ -155,7 +159,7 @@ export async function countInstructions(
         self: row.self / options.calls,
         costs: perCall(row.costs),
       }));
-      kinds = sumByKind(namedSelfCosts(profile, naming), profile.events).map((row) => ({
+      kinds = sumByKind(named, profile.events).map((row) => ({
         ...row,
         costs: perCall(row.costs),
       }));

@@ -236,6 +236,18 @@ test("topSelf: ranked by what `rank` says, each row with every event's cost", ()
   assert.equal(ranked[1]?.name, "(2 other functions)");
   assert.equal(ranked[1]?.costs.Ir, 430);
   assert.equal(ranked[1]?.costs.Bcm, 1);
+  // Given the costs named already, it ranks those and names nothing again.
+  let lookups = 0;
+  const named = namedSelfCosts(profile, {
+    nameAt: (address) => {
+      lookups++;
+      return naming.nameAt(address);
+    },
+    shorten: naming.shorten,
+  });
+  const seen = lookups;
+  assert.deepEqual(topSelf(profile, { top: 1, named, rank: cycles }), ranked);
+  assert.equal(lookups, seen, "no address named a second time");
 });
 
 test("codeKind and sumByKind: the server's own, packages', node's JavaScript, builtins, regexps, native", () => {
