@@ -20,7 +20,9 @@
  * `--cancels N` (60), `--idle S` (10), `--no-write`, `--snapshot` (also V8 heap snapshots at rest and
  * with the calls held, per target and round, summed by kind (bench/lib/heap-snapshot-diff.ts);
  * printed per call for each target and, by kind, conduit-mcp's rows minus bare + the tool's:
- * where the own share lies; the files are deleted). On a shared machine, run it while nothing
+ * where the own share lies; the files are deleted), `--holders` (as `--snapshot`, and arrays,
+ * strings and numbers named by what holds them, `array ← Map.table ← ConnectionBounds.tracked`:
+ * which table grows with the calls). On a shared machine, run it while nothing
  * else heavy runs: the memory figures hold under load, the latency figures do not.
  */
 import { rmSync } from "node:fs";
@@ -48,6 +50,7 @@ const { values: flags } = parseArgs({
     idle: { type: "string", default: "10" },
     "no-write": { type: "boolean", default: false },
     snapshot: { type: "boolean", default: false },
+    holders: { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -121,14 +124,15 @@ async function round(target: string, era: Era, out: Figures): Promise<void> {
         out.eldRest.push((await server.ctl<{ p99: number }>("/eld")).p99);
       }
       const before = await server.ctl<Mem>("/mem");
-      const snapBefore = flags.snapshot ? await server.ctl<{ path: string }>("/snapshot") : null;
+      const snapBefore =
+        flags.snapshot || flags.holders ? await server.ctl<{ path: string }>("/snapshot") : null;
       await held(server, client, era, CALLS);
       const during = await server.ctl<Mem>("/mem");
       if (snapBefore !== null) {
         const snapDuring = await server.ctl<{ path: string }>("/snapshot");
         snapshotRows.set(
           `${era} ${target}`,
-          diffSnapshots(snapBefore.path, snapDuring.path, CALLS),
+          diffSnapshots(snapBefore.path, snapDuring.path, CALLS, { holders: flags.holders }),
         );
         rmSync(snapBefore.path, { force: true });
         rmSync(snapDuring.path, { force: true });
@@ -249,7 +253,7 @@ async function main(): Promise<void> {
     }
   }
   const loadAfter = loadAverage();
-  if (flags.snapshot) printSnapshots();
+  if (flags.snapshot || flags.holders) printSnapshots();
   const rows: string[] = [];
   const verdicts: string[] = [];
   const med = (v: number[]) => (v.length === 0 ? Number.NaN : median(v));

@@ -78,6 +78,20 @@ export interface RequestViewOptions {
   readonly trustProxy: TrustProxy;
 }
 
+/**
+ * What every exchange of one server shares: the server's options, in one object all its
+ * exchanges point to rather than copied into each (a running call holds its exchange).
+ */
+export interface ExchangeSettings {
+  /** Interval of keep-alive comments on an open stream; 0 = none. */
+  readonly keepAliveMs: number;
+  /** Most bytes a stream may have waiting for a slow client before it is cut. */
+  readonly maxBufferedBytes: number;
+  readonly recorder: ExchangeRecorder | null;
+  /** What `ctx.request` shows of a request; unset: the view is null. */
+  readonly view?: RequestViewOptions | undefined;
+}
+
 /** What {@link HttpExchange} is built from. */
 export interface HttpExchangeOptions {
   readonly target: ResponseTarget;
@@ -86,11 +100,8 @@ export interface HttpExchangeOptions {
   readonly jsonAccepted: boolean;
   /** The client accepts `text/event-stream` (and may get a stream). */
   readonly sseAccepted: boolean;
-  /** Interval of keep-alive comments on an open stream; 0 = none. */
-  readonly keepAliveMs: number;
-  /** Most bytes a stream may have waiting for a slow client before it is cut. */
-  readonly maxBufferedBytes: number;
-  readonly recorder: ExchangeRecorder | null;
+  /** The server's, shared by its exchanges. */
+  readonly settings: ExchangeSettings;
   /** The request's method, as the metrics label it. */
   readonly method: string;
   /**
@@ -99,16 +110,26 @@ export interface HttpExchangeOptions {
    */
   readonly startedAt?: number;
   /**
-   * The request, and what its view shows, for `ctx.request` (the exchange is the call's
-   * {@link RequestViewSource}); unset: the view is null.
+   * The request, for `ctx.request` (the exchange is the call's {@link RequestViewSource}); unset:
+   * the view is null.
    */
   readonly input?: RequestInput;
-  readonly view?: RequestViewOptions;
 }
 
+// The exchange's state and its flags, in one small integer (a field each cost 8 bytes per
+// running call: docs/profile.md, "Held calls at 10 000").
 const PENDING = 0;
 const STREAMING = 1;
 const DONE = 2;
+const STATE = 3;
+/** The client accepts `application/json`. */
+const JSON_ACCEPTED = 4;
+/** The client accepts `text/event-stream` (ResponseSink.streamable). */
+const STREAMABLE = 8;
+/** A handler call gives the slots back itself ({@link HttpExchange.callReleasesSlots}). */
+const RELEASED_BY_CALL = 16;
+/** The client went away before the exchange ended (remembered for a late listener). */
+const DISCONNECTED = 32;
 
 /** Status recorded for a client that went away before its answer (nginx's convention). */
 const CLIENT_GONE = 499;
@@ -121,8 +142,9 @@ const NO_HEADERS: readonly string[] = Object.freeze([]);
  *
  * @example
  * ```ts
+ * const settings = { keepAliveMs: 15_000, maxBufferedBytes: 1_048_576, recorder: null };
  * const exchange = new HttpExchange({ target, closed: input.closed, jsonAccepted: true,
- *   sseAccepted: true, keepAliveMs: 15_000, maxBufferedBytes: 1_048_576, recorder: null,
+ *   sseAccepted: true, settings,
  *   method: "tools/call" });
  * await dispatcher.handleRequest(message, meta, exchange);
  * ```
@@ -130,12 +152,8 @@ const NO_HEADERS: readonly string[] = Object.freeze([]);
 export class HttpExchange
   implements ResponseSink, HandleLifetime, CloseListener, RequestViewSource
 {
-  readonly streamable: boolean;
   private readonly target: ResponseTarget;
-  private readonly jsonAccepted: boolean;
-  private readonly keepAliveMs: number;
-  private readonly maxBufferedBytes: number;
-  private readonly recorder: ExchangeRecorder | null;
+  private readonly settings: ExchangeSettings;
   private readonly method: string;
   private readonly startedAt: number;
   /**
@@ -143,15 +161,8 @@ export class HttpExchange
    * than the request core's whole context, which a running call then no longer holds.
    */
   private readonly input: RequestInput | null;
-  private readonly viewOptions: RequestViewOptions | null;
-  private state = PENDING;
-  /**
-   * A handler call runs on this exchange and gives its slots back itself when it ends
-   * ({@link callReleasesSlots}): the core does not chain on the dispatch for it.
-   */
-  releasedByCall = false;
-  /** The client went away before the exchange ended (remembered for a late listener). */
-  private disconnected = false;
+  /** The state (`STATE` bits) and the flags above. */
+  private bits: number;
   private sessionId: string | null = null;
   private listener: SinkListener | null = null;
   /**
@@ -164,24 +175,42 @@ export class HttpExchange
   private origin = "";
   private sessionUnit: string | null = null;
   private streamUnit: string | null = null;
-  /** One waiter for a drain, shared by every backpressured write. */
-  private drain: Promise<void> | null = null;
-  private wakeDrain: (() => void) | null = null;
+  /** One waiter for a drain, shared by every backpressured write; null when none waits. */
+  private drain: DrainWait | null = null;
 
   constructor(options: HttpExchangeOptions) {
     this.target = options.target;
-    this.jsonAccepted = options.jsonAccepted;
-    this.streamable = options.sseAccepted;
-    this.keepAliveMs = options.keepAliveMs;
-    this.maxBufferedBytes = options.maxBufferedBytes;
-    this.recorder = options.recorder;
+    this.settings = options.settings;
     this.method = options.method;
-    this.startedAt = options.startedAt ?? (options.recorder === null ? 0 : performance.now());
+    this.startedAt =
+      options.startedAt ?? (options.settings.recorder === null ? 0 : performance.now());
     this.input = options.input ?? null;
-    this.viewOptions = options.view ?? null;
+    this.bits =
+      PENDING | (options.jsonAccepted ? JSON_ACCEPTED : 0) | (options.sseAccepted ? STREAMABLE : 0);
     // Told at once when the client already left (during auth, the body, a session lookup).
     // The exchange itself is the listener (onClosed): no closure per request.
     options.closed.onClose(this);
+  }
+
+  /** The client accepts `text/event-stream`: notifications may go out on a stream. */
+  get streamable(): boolean {
+    return (this.bits & STREAMABLE) !== 0;
+  }
+
+  /**
+   * A handler call runs on this exchange and gives its slots back itself when it ends
+   * ({@link callReleasesSlots}): the core does not chain on the dispatch for it.
+   */
+  get releasedByCall(): boolean {
+    return (this.bits & RELEASED_BY_CALL) !== 0;
+  }
+
+  private get state(): number {
+    return this.bits & STATE;
+  }
+
+  private set state(state: number) {
+    this.bits = (this.bits & ~STATE) | state;
   }
 
   /** As a {@link CloseListener}: the way back closed (a disconnect unless the exchange ended). */
@@ -192,8 +221,8 @@ export class HttpExchange
   /** As a {@link RequestViewSource}: `ctx.request` of the call answered here (request-view.ts). */
   requestView(): RequestView {
     const input = this.input;
-    const options = this.viewOptions;
-    if (input === null || options === null) throw new Error("an exchange without its request");
+    const options = this.settings.view;
+    if (input === null || options === undefined) throw new Error("an exchange without its request");
     return buildRequestView(input, options.requestHeaders ?? NO_HEADERS, options.trustProxy);
   }
 
@@ -225,7 +254,7 @@ export class HttpExchange
    */
   setListener(listener: SinkListener | null): void {
     this.listener = listener;
-    if (listener !== null && this.disconnected) listener.onDisconnect();
+    if (listener !== null && (this.bits & DISCONNECTED) !== 0) listener.onDisconnect();
   }
 
   /**
@@ -245,7 +274,7 @@ export class HttpExchange
    */
   /** As a {@link ResponseSink}: the call running here gives the slots back when it ends. */
   callReleasesSlots(): void {
-    this.releasedByCall = true;
+    this.bits |= RELEASED_BY_CALL;
   }
 
   /** Whether the door waits on the core's promise for this answer's end (transport.ts). */
@@ -263,10 +292,10 @@ export class HttpExchange
   }
 
   notify(json: string): Promise<void> {
-    if (this.state === DONE || !this.streamable) return RESOLVED;
+    if (this.state === DONE || (this.bits & STREAMABLE) === 0) return RESOLVED;
     if (this.state === PENDING) this.openStream();
     if (this.target.write(`event: message\ndata: ${json}\n\n`)) return RESOLVED;
-    if (this.target.bufferedBytes > this.maxBufferedBytes) {
+    if (this.target.bufferedBytes > this.settings.maxBufferedBytes) {
       // The client is not reading: the stream is cut rather than buffered without bound.
       this.cut();
       return RESOLVED;
@@ -276,7 +305,7 @@ export class HttpExchange
 
   respond(json: string, status = 200, headers?: ResponseHeaders): void {
     if (this.state === DONE) return;
-    if (this.state === PENDING && (this.jsonAccepted || status !== 200)) {
+    if (this.state === PENDING && ((this.bits & JSON_ACCEPTED) !== 0 || status !== 200)) {
       this.finish(status);
       const extra =
         this.sessionId === null ? headers : { ...headers, "mcp-session-id": this.sessionId };
@@ -308,8 +337,9 @@ export class HttpExchange
    * as most short calls are, never makes one.
    */
   keepAliveWhilePending(): void {
-    if (!this.streamable || this.state !== PENDING) return;
-    if (this.keepAliveMs <= 0 || this.keepAliveMs === Number.POSITIVE_INFINITY) return;
+    if ((this.bits & STREAMABLE) === 0 || this.state !== PENDING) return;
+    const keepAliveMs = this.settings.keepAliveMs;
+    if (keepAliveMs <= 0 || keepAliveMs === Number.POSITIVE_INFINITY) return;
     armLater(this);
   }
 
@@ -337,7 +367,7 @@ export class HttpExchange
   private clientGone(): void {
     if (this.state === DONE) return;
     this.finish(this.state === STREAMING ? 200 : CLIENT_GONE);
-    this.disconnected = true;
+    this.bits |= DISCONNECTED;
     this.wake();
     this.listener?.onDisconnect();
   }
@@ -363,7 +393,8 @@ export class HttpExchange
     this.state = STREAMING;
     // A call that opened its stream before its upgrade came due stops waiting for it.
     this.stopKeepAlive();
-    if (this.keepAliveMs > 0 && this.keepAliveMs !== Number.POSITIVE_INFINITY) {
+    const keepAliveMs = this.settings.keepAliveMs;
+    if (keepAliveMs > 0 && keepAliveMs !== Number.POSITIVE_INFINITY) {
       this.waitKeepAlive("ping", true, pingExchange);
     }
   }
@@ -379,12 +410,12 @@ export class HttpExchange
     tick: (exchange: HttpExchange) => void,
   ): void {
     if (this.target.sharedTimers === true) {
-      const clock = sharedClock(kind, this.keepAliveMs, repeat, tick);
+      const clock = sharedClock(kind, this.settings.keepAliveMs, repeat, tick);
       clock.add(this);
       this.keepAlive = clock;
       return;
     }
-    const timer = (repeat ? setInterval : setTimeout)(tick, this.keepAliveMs, this);
+    const timer = (repeat ? setInterval : setTimeout)(tick, this.settings.keepAliveMs, this);
     timer.unref();
     this.keepAlive = timer;
   }
@@ -393,7 +424,7 @@ export class HttpExchange
     this.state = DONE;
     this.stopKeepAlive();
     this.wake();
-    this.recorder?.(this.method, status, this.startedAt);
+    this.settings.recorder?.(this.method, status, this.startedAt);
   }
 
   private stopKeepAlive(): void {
@@ -406,22 +437,33 @@ export class HttpExchange
 
   /** Resolves once the client took the buffered bytes, or the exchange ended. */
   private drained(): Promise<void> {
-    if (this.drain === null) {
-      this.drain = new Promise((resolve) => {
-        this.wakeDrain = resolve;
+    let drain = this.drain;
+    if (drain === null) {
+      let wake: () => void = noop;
+      const promise = new Promise<void>((resolve) => {
+        wake = resolve;
       });
+      drain = { promise, wake };
+      this.drain = drain;
       this.target.onDrain(() => this.wake());
     }
-    return this.drain;
+    return drain.promise;
   }
 
   private wake(): void {
-    const wake = this.wakeDrain;
+    const drain = this.drain;
     this.drain = null;
-    this.wakeDrain = null;
-    wake?.();
+    drain?.wake();
   }
 }
+
+/** A drain waited for: its promise, and what resolves it. */
+interface DrainWait {
+  readonly promise: Promise<void>;
+  readonly wake: () => void;
+}
+
+const noop = (): void => {};
 
 /**
  * Exchanges whose keep-alive timer {@link armPending} arms if they are still waiting then: slots

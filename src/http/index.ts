@@ -18,6 +18,7 @@ export {
 } from "./authenticate.js";
 export { CloseLatch } from "./doors/close-latch.js";
 export {
+  type AttachOptions,
   ConnectionBounds,
   type ConnectionBoundsOptions,
   type ConnectionCounts,
@@ -41,6 +42,7 @@ export { createRequestCore, type EndpointConfig, type RequestCore } from "./endp
 export {
   type ExchangeLimits,
   type ExchangeRecorder,
+  type ExchangeSettings,
   type HeldUnits,
   HttpExchange,
   type HttpExchangeOptions,

@@ -215,6 +215,11 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
     this.observer = observer;
   }
 
+  /** HandlerCallHost: whether an observer may read a call's start (its duration). */
+  get observed(): boolean {
+    return this.observer !== null;
+  }
+
   /** Handler invocations currently running (not yet settled or abandoned). */
   get activeCalls(): number {
     return this.running.size;
@@ -446,7 +451,9 @@ export class Dispatcher implements HandlerCallHost, MethodHost {
     // An end that concerns no observer builds no info and reads no clock.
     if (observer.wantsEnd?.(end.outcome, call.requestInfo !== null) === false) return;
     try {
-      const seconds = (performance.now() - call.startedAt) / 1000;
+      // A call that started before any observer was set (tracing joins once loaded) read no
+      // clock: its duration is unknown, reported as 0.
+      const seconds = call.startedAt === 0 ? 0 : (performance.now() - call.startedAt) / 1000;
       if (call.invocation.method === "tools/call")
         observer.toolCall?.(call.invocation.name, end.outcome, seconds);
       observer.handlerEnded?.(call.info, end, seconds);

@@ -7,7 +7,6 @@ import type { AddressInfo } from "node:net";
 
 import type { ConnectionBounds, NodeRequestListener } from "../http/index.js";
 import type { ListenAddress } from "./mcp-server.js";
-import { closeIfSilent } from "./silent-connections.js";
 
 /** `listen()` needs node:http; where there is none, the runtime serves `server.fetch` itself. */
 export const LISTEN_FEATURE = {
@@ -51,13 +50,12 @@ export function createHttpServer(
   // server) closes an idle connection and never reuses one the server is closing.
   server.keepAliveTimeout = options.keepAliveTimeoutMs;
   // Per client bucket, then globally (evicting from the largest buckets): node's own
-  // `maxConnections` stays unset, it would refuse everyone alike once full.
-  options.connections.attach(server);
+  // `maxConnections` stays unset, it would refuse everyone alike once full. A connection that
+  // never sends a byte is closed after `headersTimeoutMs` (node's header timeout starts only with
+  // a request's first byte).
+  options.connections.attach(server, { closeSilentAfterMs: headersTimeoutMs });
   // `100 Continue` only once the request passed its checks (the core sends it when it reads).
   server.on("checkContinue", handler.checkContinue);
-  // A connection that never sends a byte is closed after `headersTimeoutMs` (node's header
-  // timeout starts only with a request's first byte).
-  server.on("connection", closeIfSilent(headersTimeoutMs));
   return server;
 }
 

@@ -70,9 +70,7 @@ function exchange(target: RecordingTarget, options: Partial<HttpExchangeOptions>
     closed: target,
     jsonAccepted: true,
     sseAccepted: true,
-    keepAliveMs: 0,
-    maxBufferedBytes: 1_000,
-    recorder: null,
+    settings: { keepAliveMs: 0, maxBufferedBytes: 1_000, recorder: null },
     method: "tools/call",
     ...options,
   });
@@ -128,7 +126,9 @@ describe("HttpExchange", () => {
 
   test("a stream whose client stops reading is cut once maxBufferedBytes wait, and the call hears a disconnect", async () => {
     const target = new RecordingTarget();
-    const sink = exchange(target, { maxBufferedBytes: 1_000 });
+    const sink = exchange(target, {
+      settings: { keepAliveMs: 0, maxBufferedBytes: 1_000, recorder: null },
+    });
     let told = 0;
     sink.setListener({ onDisconnect: () => told++ });
     target.stalled = true;

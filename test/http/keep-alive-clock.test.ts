@@ -122,9 +122,7 @@ function exchange(target: Target, keepAliveMs: number): HttpExchange {
     closed: target,
     jsonAccepted: true,
     sseAccepted: true,
-    keepAliveMs,
-    maxBufferedBytes: 1_048_576,
-    recorder: null,
+    settings: { keepAliveMs, maxBufferedBytes: 1_048_576, recorder: null },
     method: "tools/call",
   });
 }

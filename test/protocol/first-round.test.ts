@@ -36,11 +36,11 @@ describe("FirstRound", () => {
     let now = 10_000;
     const settings = inputRequiredSettings({ keys: [KEY], ttlMs: 1_000 }, () => now);
     const binding = new CallBinding("tools/call", "greet", "ip:1", { a: 1 });
-    const first = new FirstRound(settings, binding, CAPABILITIES);
+    const first = new FirstRound(settings, CAPABILITIES, { a: 1 });
     const eager = openInputRound(undefined, settings, binding, CAPABILITIES);
     assert.ok(typeof eager !== "string");
     now = 10_600; // the handler ran a while before asking
-    const lazy = first.open();
+    const lazy = first.open("tools/call", "greet", "ip:1");
     for (const round of [lazy, eager]) {
       round.saveState({ step: 2 });
       void round.elicit("Name?", FORM, { key: "name" }).catch(() => {});

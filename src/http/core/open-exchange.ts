@@ -66,14 +66,11 @@ export function openExchange(ctx: RequestContext, request: JsonRpcRequest): Http
     closed: ctx.input.closed,
     jsonAccepted: (accepts & ACCEPTS_JSON) !== 0,
     sseAccepted: sse,
-    keepAliveMs: config.keepAliveMs,
-    maxBufferedBytes: config.maxStreamBufferBytes,
-    recorder,
+    settings: ctx.core.exchangeSettings,
     // The metrics' label, looked up only when metrics record it.
     method: recorder === null ? "" : methodLabel(request.method),
     startedAt: ctx.startedAt,
     input: ctx.input,
-    view: config,
   });
   exchange.hold(limits, { origin: ctx.origin, session: sessionScope, stream });
   ctx.holdsUnit = false; // the exchange gives the origin's unit back

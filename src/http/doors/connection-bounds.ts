@@ -26,6 +26,7 @@ import {
   parseIpAddress,
   type TrustProxy,
 } from "../../identity/index.js";
+import { SilentConnections } from "./silent-connections.js";
 
 /** The bounds of {@link ConnectionBounds}. */
 export interface ConnectionBoundsOptions {
@@ -37,30 +38,85 @@ export interface ConnectionBoundsOptions {
   readonly trustProxy: TrustProxy;
 }
 
+/** What {@link ConnectionBounds.attach} also does for its server. */
+export interface AttachOptions {
+  /**
+   * Closes a connection that has sent no byte this many ms after it opened
+   * (silent-connections.ts), on the bounds' own `close` listener. Absent: no such check.
+   */
+  readonly closeSilentAfterMs?: number | undefined;
+}
+
 /** The connections of one bucket, oldest first (a Set keeps insertion order). */
 interface Bucket {
   readonly name: string;
   readonly sockets: Set<Socket>;
+  /** The bounds the bucket belongs to. */
+  readonly bounds: ConnectionBounds;
 }
 
-/** What is known of one open connection (see {@link ConnectionBounds.requestStarted}). */
+/**
+ * What is known of one open connection (see {@link ConnectionBounds.requestStarted}), kept on
+ * its socket: a table of sockets would cost an entry per connection, and a held call usually
+ * has a connection of its own (docs/profile.md, "Held calls at 10 000").
+ */
 export interface TrackedConnection {
   readonly bucket: Bucket;
   /** Requests being answered on it (more than one only when pipelined). */
   busy: number;
-  /** Closed by the bounds already: its `close` event changes nothing. */
-  evicted: boolean;
+  /** No longer counted (it closed, or the bounds evicted it): its `close` changes no count. */
+  forgotten: boolean;
+  /**
+   * The socket's `close` listeners when it was admitted (node:http's own), which the bounds'
+   * listener calls first in their place: one function, an array of them, or null for none.
+   */
+  readonly taken: CloseListener | readonly CloseListener[] | null;
 }
+
+type CloseListener = (this: Socket, hadError: boolean) => void;
 
 type Tracked = TrackedConnection;
 
-/** The bounds that track a socket, on the socket: its `close` listener is one module function. */
-const BOUNDS = Symbol("conduit-mcp.connection-bounds");
-type TaggedSocket = Socket & { [BOUNDS]?: ConnectionBounds };
+/**
+ * A tracked socket's {@link TrackedConnection}, on the socket (undefined once the bounds let it
+ * go): its `close` listener is one module function.
+ */
+const TRACKED = Symbol("conduit-mcp.connection-bounds");
+type TaggedSocket = Socket & { [TRACKED]?: Tracked | undefined };
 
-/** A tracked socket closed (its `this`): no closure and no `once` wrapper per connection. */
-function onTrackedSocketClose(this: Socket): void {
-  (this as TaggedSocket)[BOUNDS]?.closed(this);
+/** What the bounds know of `socket`, if they track it. */
+function trackedOf(socket: Socket): Tracked | undefined {
+  return (socket as TaggedSocket)[TRACKED];
+}
+
+/**
+ * A tracked socket closed (its `this`): the listeners it had when admitted run first, in their
+ * order, then the bounds forget it. One module function: no closure and no `once` wrapper per
+ * connection.
+ */
+function onTrackedSocketClose(this: Socket, hadError: boolean): void {
+  const tracked = trackedOf(this);
+  if (tracked === undefined) return;
+  const taken = tracked.taken;
+  if (typeof taken === "function") taken.call(this, hadError);
+  else if (taken !== null) for (const listener of taken) listener.call(this, hadError);
+  tracked.bucket.bounds.closed(this);
+}
+
+/**
+ * Takes `socket`'s `close` listeners (node:http's own, added before the `connection` event) off
+ * it, for {@link onTrackedSocketClose} to call. node:http adds one more while a response is
+ * attached (https://nodejs.org/api/events.html#emitterrawlistenerseventname): with the bounds'
+ * listener beside node's two, V8 grows the listener array from 2 slots to 19, about 140 bytes per
+ * connection (docs/profile.md, "Held calls at 10 000"); in their place, it stays at node's count.
+ */
+function takeCloseListeners(socket: Socket): CloseListener | readonly CloseListener[] | null {
+  const listeners = socket.rawListeners("close") as CloseListener[];
+  if (listeners.length === 0) return null;
+  // One by one: `removeAllListeners(type)` deletes the key, which turns the socket's table of
+  // events into a slow dictionary (about 800 bytes); `removeListener` keeps its shape.
+  for (const listener of listeners) socket.removeListener("close", listener);
+  return listeners.length === 1 ? (listeners[0] as CloseListener) : listeners;
 }
 
 /** What the bounds did, for `ConcurrencySnapshot` and tests. */
@@ -88,8 +144,11 @@ export class ConnectionBounds {
   private readonly maxConnections: number;
   private readonly maxPerBucket: number;
   private readonly trustProxy: TrustProxy;
+  /** The silent-connection check of the server attached to, if it asked for one. */
+  private silent: SilentConnections | null = null;
   private readonly buckets = new Map<string, Bucket>();
-  private readonly tracked = new Map<Socket, Tracked>();
+  /** Connections tracked now. */
+  private open = 0;
   /** `bySize[n]`: the buckets holding exactly n connections; `largest` indexes the last non-empty. */
   private readonly bySize: Array<Set<Bucket>> = [];
   private largest = 0;
@@ -108,7 +167,9 @@ export class ConnectionBounds {
    * so that an idle connection is the first to go when room is made. Node's own
    * `maxConnections` must stay unset: it would refuse before these bounds see the connection.
    */
-  attach(server: Server): void {
+  attach(server: Server, options?: AttachOptions): void {
+    const silentMs = options?.closeSilentAfterMs;
+    if (silentMs !== undefined) this.silent = new SilentConnections(silentMs);
     server.on("connection", (socket: Socket) => this.admit(socket));
   }
 
@@ -126,28 +187,29 @@ export class ConnectionBounds {
       socket.destroy();
       return;
     }
-    while (this.tracked.size >= this.maxConnections && this.tracked.size > 0) this.evictOne();
+    while (this.open >= this.maxConnections && this.open > 0) this.evictOne();
     const owner = bucket ?? this.newBucket(name);
     this.resize(owner, 1);
     owner.sockets.add(socket);
-    const tracked: Tracked = { bucket: owner, busy: 0, evicted: false };
-    this.tracked.set(socket, tracked);
+    this.open++;
+    const taken = takeCloseListeners(socket);
+    (socket as TaggedSocket)[TRACKED] = { bucket: owner, busy: 0, forgotten: false, taken };
     // `on`, not `once`: a socket closes once, and `once` would wrap the listener per connection
     // (a held call usually has a connection of its own: docs/profile.md, "Held calls at 10 000").
-    (socket as TaggedSocket)[BOUNDS] = this;
     socket.on("close", onTrackedSocketClose);
+    this.silent?.watch(socket);
   }
 
   /** `socket` closed: it leaves its bucket, unless the bounds closed it already. */
   closed(socket: Socket): void {
-    const tracked = this.tracked.get(socket);
+    const tracked = trackedOf(socket);
     if (tracked !== undefined) this.forget(socket, tracked);
   }
 
   /** Counts of the bounds now. */
   counts(): ConnectionCounts {
     return {
-      open: this.tracked.size,
+      open: this.open,
       buckets: this.buckets.size,
       refused: this.refusedCount,
       evicted: this.evictedCount,
@@ -175,8 +237,8 @@ export class ConnectionBounds {
    * (a server of the user's own serving `server.handler`).
    */
   requestStarted(socket: Socket): TrackedConnection | null {
-    const tracked = this.tracked.get(socket);
-    if (tracked === undefined) return null;
+    const tracked = trackedOf(socket);
+    if (tracked === undefined || tracked.bucket.bounds !== this) return null;
     tracked.busy++;
     return tracked;
   }
@@ -190,7 +252,7 @@ export class ConnectionBounds {
     for (const candidate of group ?? []) {
       bucket ??= candidate;
       for (const socket of candidate.sockets) {
-        if (this.tracked.get(socket)?.busy === 0) {
+        if (trackedOf(socket)?.busy === 0) {
           victim = socket;
           bucket = candidate;
           break;
@@ -200,26 +262,31 @@ export class ConnectionBounds {
     }
     if (bucket === undefined) return;
     victim ??= bucket.sockets.values().next().value as Socket;
-    const tracked = this.tracked.get(victim);
+    const tracked = trackedOf(victim);
     if (tracked === undefined) return;
     this.evictedCount++;
     if (channels.connectionClosed.hasSubscribers) {
       channels.connectionClosed.publish({ bucket: bucket.name, reason: "evicted" });
     }
     this.forget(victim, tracked);
-    tracked.evicted = true;
     victim.destroy();
   }
 
+  /**
+   * `socket` leaves its bucket (closed, or evicted). Its record stays on it, marked, for its
+   * `close` listener still calls the listeners it took.
+   */
   private forget(socket: Socket, tracked: Tracked): void {
-    if (tracked.evicted || this.tracked.get(socket) !== tracked) return;
-    this.tracked.delete(socket);
+    if (tracked.forgotten || tracked.bucket.bounds !== this) return;
+    tracked.forgotten = true;
+    this.open--;
     this.resize(tracked.bucket, -1);
     tracked.bucket.sockets.delete(socket);
+    this.silent?.forget(socket);
   }
 
   private newBucket(name: string): Bucket {
-    const bucket: Bucket = { name, sockets: new Set() };
+    const bucket: Bucket = { name, sockets: new Set(), bounds: this };
     this.buckets.set(name, bucket);
     return bucket;
   }

@@ -43,15 +43,17 @@ const TARGET = Symbol("conduit-mcp.target");
 const JSON_HEAD = jsonHeaderList();
 type TaggedResponse = ServerResponse & { [TARGET]?: NodeResponse };
 
+type Listener = CloseListener | (() => void);
+/** A {@link NodeResponse}'s listeners once it closed. */
+const CLOSED = Object.freeze({ closed: true });
+
 /** A `ServerResponse` as a {@link ResponseTarget} and the {@link CloseSignal} of its request. */
 class NodeResponse implements ResponseTarget, CloseSignal {
-  closed = false;
   private readonly res: ServerResponse;
   /** The connection the server's bounds count this request on, or null (none: not listen()'s). */
   private readonly connection: TrackedConnection | null;
-  /** One listener, or several (an array), or none. */
-  private listeners: CloseListener | (() => void) | Array<CloseListener | (() => void)> | null =
-    null;
+  /** One listener, or several (an array), or none; {@link CLOSED} once closed. */
+  private listeners: Listener | Listener[] | null | typeof CLOSED = null;
 
   constructor(res: ServerResponse, connection: TrackedConnection | null) {
     this.res = res;
@@ -60,29 +62,30 @@ class NodeResponse implements ResponseTarget, CloseSignal {
     // A module-level listener (its `this` is the response): no closure per request. `on`, not
     // `once`: a response closes once, and `once` would wrap the listener per request.
     res.on("close", onResponseClose);
-    if (res.destroyed) this.closed = true;
+    if (res.destroyed) this.listeners = CLOSED;
   }
 
-  onClose(listener: CloseListener | (() => void)): void {
-    if (this.closed) {
-      notifyClosed(listener);
-      return;
-    }
+  /** True once the response closed (a flag in the listeners' field: no field of its own). */
+  get closed(): boolean {
+    return this.listeners === CLOSED;
+  }
+
+  onClose(listener: Listener): void {
     const current = this.listeners;
-    if (current === null) this.listeners = listener;
+    if (current === CLOSED) notifyClosed(listener);
+    else if (current === null) this.listeners = listener;
     else if (Array.isArray(current)) current.push(listener);
-    else this.listeners = [current, listener];
+    else this.listeners = [current as Listener, listener];
   }
 
   /** The response closed (module listener). */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.connection !== null) requestEnded(this.connection);
     const listeners = this.listeners;
-    this.listeners = null;
+    if (listeners === CLOSED) return;
+    this.listeners = CLOSED;
+    if (this.connection !== null) requestEnded(this.connection);
     if (Array.isArray(listeners)) for (const listener of listeners) notifyClosed(listener);
-    else if (listeners !== null) notifyClosed(listeners);
+    else if (listeners !== null) notifyClosed(listeners as Listener);
   }
 
   get headersSent(): boolean {
@@ -205,39 +208,65 @@ interface DoorOptions extends NodeServeOptions {
   readonly connections?: ConnectionBounds | null;
 }
 
-/** An `IncomingMessage` as a {@link RequestInput} and its {@link BodySource}. */
+/**
+ * An `IncomingMessage` as a {@link RequestInput} and its {@link BodySource}. What node's request
+ * already holds is read from it (getters on the prototype), not copied: a running call keeps its
+ * request for `ctx.request`, so each field would be 8 bytes per call held (docs/profile.md,
+ * "Held calls at 10 000").
+ */
 class NodeRequest implements RequestInput, BodySource {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: RequestHeaders;
-  readonly remoteAddress: string | undefined;
-  readonly closed: CloseSignal;
-  readonly connection: object;
   readonly native: IncomingMessage;
-  readonly endpoint: boolean;
-  private readonly response: NodeResponse | null;
-  private readonly preRead: Buffer | ParsedBody | undefined;
+  readonly closed: CloseSignal;
+  /**
+   * Read while the socket is open: node's `socket.remoteAddress` may be undefined once it is
+   * destroyed (https://nodejs.org/api/net.html#socketremoteaddress), and `ctx.request` may be
+   * made later.
+   */
+  readonly remoteAddress: string | undefined;
+  private readonly options: DoorOptions | undefined;
   private continuePending: boolean;
 
-  constructor(
-    req: IncomingMessage,
-    closed: CloseSignal,
-    response: NodeResponse | null,
-    options: DoorOptions | undefined,
-  ) {
-    const url = req.url ?? "/";
-    const query = url.indexOf("?");
-    this.method = req.method ?? "GET";
-    this.path = query === -1 ? url : url.slice(0, query);
-    this.headers = req.headers;
-    this.remoteAddress = req.socket.remoteAddress;
-    this.closed = closed;
-    this.connection = req.socket;
+  /** `closed` is the request's {@link NodeResponse} when the door answers through node's own. */
+  constructor(req: IncomingMessage, closed: CloseSignal, options: DoorOptions | undefined) {
     this.native = req;
-    this.response = response;
+    this.closed = closed;
+    this.remoteAddress = req.socket.remoteAddress;
+    this.options = options;
     this.continuePending = options?.continuePending === true;
-    this.endpoint = options?.endpoint === true;
-    this.preRead = options?.body;
+  }
+
+  get method(): string {
+    return this.native.method ?? "GET";
+  }
+
+  /** The request target without its query string. */
+  get path(): string {
+    const url = this.native.url ?? "/";
+    const query = url.indexOf("?");
+    return query === -1 ? url : url.slice(0, query);
+  }
+
+  /** Node builds them on first use and keeps them. */
+  get headers(): RequestHeaders {
+    return this.native.headers;
+  }
+
+  get connection(): object {
+    return this.native.socket;
+  }
+
+  get endpoint(): boolean {
+    return this.options?.endpoint === true;
+  }
+
+  /** The framework's body, if it read one. */
+  private get preRead(): Buffer | ParsedBody | undefined {
+    return this.options?.body;
+  }
+
+  /** The response to send `100 Continue` on: null for a framework's door (it answers itself). */
+  private get response(): NodeResponse | null {
+    return this.closed instanceof NodeResponse ? this.closed : null;
   }
 
   get body(): BodySource {
@@ -287,7 +316,7 @@ export function nodeRequestInput(
   closed: CloseSignal,
   options?: NodeServeOptions,
 ): RequestInput {
-  return new NodeRequest(req, closed, null, options);
+  return new NodeRequest(req, closed, options);
 }
 
 /**
@@ -317,9 +346,7 @@ function serve(
   const bounds = options?.connections ?? null;
   const target = new NodeResponse(res, bounds === null ? null : bounds.requestStarted(req.socket));
   try {
-    core
-      .handle(new NodeRequest(req, target, target, options), target)
-      .catch(() => failResponse(target));
+    core.handle(new NodeRequest(req, target, options), target).catch(() => failResponse(target));
   } catch {
     failResponse(target);
   }

@@ -37,7 +37,7 @@ import {
 } from "./client-asker.js";
 import { ClientAskerBase } from "./client-asker-base.js";
 import { checkAnswer } from "./prepared-ask.js";
-import { RequestStateSealer, type StateBinding } from "./request-state.js";
+import { CallBinding, RequestStateSealer, type StateBinding } from "./request-state.js";
 
 /**
  * What an ask without an answer rejects with: the handler stops here and the request answers an
@@ -130,26 +130,33 @@ export function carriesAnswers(params: Readonly<Record<string, unknown>> | undef
  *
  * @example
  * ```ts
- * const first = new FirstRound(settings, binding, clientCapabilities);
- * const round = first.open(); // what openInputRound(params, settings, binding, clientCapabilities) gives
+ * const first = new FirstRound(settings, clientCapabilities, params.arguments);
+ * const round = first.open("tools/call", "confirm", "principal:alice"); // as openInputRound(…) gives
  * ```
  */
 export class FirstRound {
   private readonly exp: number;
 
+  /**
+   * `args`: the request's arguments, bound into a requestState with the call's method, name and
+   * scope, which the call itself holds and gives at {@link open} (each kept once per call).
+   */
   constructor(
     private readonly settings: InputRequiredSettings,
-    private readonly binding: StateBinding,
     private readonly capabilities: Readonly<Record<string, unknown>>,
+    private readonly args: unknown,
   ) {
     this.exp = settings.sealer.currentTime() + settings.ttlMs;
   }
 
-  /** The round, as {@link openInputRound} opens one without answers or state. */
-  open(): InputRound {
+  /**
+   * The round, as {@link openInputRound} opens one without answers or state, for a call of
+   * `method` on `name` in `scope` (its {@link StateBinding}).
+   */
+  open(method: string, name: string, scope: string): InputRound {
     return new InputRound(
       this.settings,
-      this.binding,
+      new CallBinding(method, name, scope, this.args),
       this.capabilities,
       NONE,
       NONE,

@@ -57,19 +57,16 @@ export function callAsking(options: {
   if (request.modern === null) {
     return { asker: null, serverAsks: meta.clientCapabilities ?? null };
   }
+  const capabilities = request.modern.clientCapabilities;
+  const args = request.params?.arguments;
+  // Nothing to check: the round is made on the first ask (most calls never ask), bound then to
+  // the call's method, name and scope.
+  if (!carriesAnswers(request.params)) {
+    return { asker: null, serverAsks: new FirstRound(options.settings, capabilities, args) };
+  }
   // The arguments' digest is a SHA-256 over their canonical JSON: computed only when a
   // requestState is opened or sealed, never for a call that does not ask.
-  const binding = new CallBinding(
-    invocation.method,
-    invocation.name,
-    meta.scope,
-    request.params?.arguments,
-  );
-  const capabilities = request.modern.clientCapabilities;
-  // Nothing to check: the round is made on the first ask (most calls never ask).
-  if (!carriesAnswers(request.params)) {
-    return { asker: null, serverAsks: new FirstRound(options.settings, binding, capabilities) };
-  }
+  const binding = new CallBinding(invocation.method, invocation.name, meta.scope, args);
   const opened = openInputRound(request.params, options.settings, binding, capabilities);
   return typeof opened === "string" ? opened : { asker: opened, serverAsks: undefined };
 }

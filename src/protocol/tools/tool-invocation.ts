@@ -15,10 +15,6 @@ import type { Tool } from "./define-tool.js";
  * ```
  */
 export class ToolInvocation implements HandlerInvocation {
-  readonly method = "tools/call";
-  readonly kind = "tool";
-  readonly name: string;
-  readonly timeoutMs: number | null | undefined;
   /**
    * @param prepared - what the tool's `beforeTask` returned in its own phase (before-task.ts),
    *   boxed; null when it has not run (it then runs just before the handler).
@@ -27,10 +23,26 @@ export class ToolInvocation implements HandlerInvocation {
     readonly tool: Tool,
     readonly args: unknown,
     private readonly prepared: { readonly value: unknown } | null = null,
-  ) {
-    this.name = tool.name;
-    this.timeoutMs = tool.timeoutMs;
+  ) {}
+
+  // Read from the tool, not copied: a running call holds its invocation (docs/profile.md,
+  // "Held calls at 10 000").
+  get method(): "tools/call" {
+    return "tools/call";
   }
+
+  get kind(): "tool" {
+    return "tool";
+  }
+
+  get name(): string {
+    return this.tool.name;
+  }
+
+  get timeoutMs(): number | null | undefined {
+    return this.tool.timeoutMs;
+  }
+
   /** The same call, `beforeTask` done: the handler gets `value`. */
   with(value: unknown): ToolInvocation {
     return new ToolInvocation(this.tool, this.args, { value });

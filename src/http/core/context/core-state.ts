@@ -10,7 +10,7 @@ import type { Dispatcher } from "../../../protocol/index.js";
 import type { RateLimitPlan } from "../../../rate-limits/index.js";
 import type { SessionStore } from "../../../sessions/index.js";
 import type { Authenticator } from "../../authenticate.js";
-import type { ExchangeLimits } from "../../exchange.js";
+import type { ExchangeLimits, ExchangeSettings } from "../../exchange.js";
 import type { ServerMetrics } from "../../operability/metrics.js";
 import type { Readiness } from "../../operability/readiness.js";
 import type { OriginPolicy } from "../../origin-policy.js";
@@ -73,11 +73,19 @@ const NOTICES_PER_SCOPE = 8;
 const NOTICES_TOTAL = 1_024;
 export const NOTICE_BYTES = 4_096;
 
+/**
+ * Most peer addresses whose anonymous scope is remembered (scope.ts). A memo, not a bound on
+ * anyone: an address pushed out is parsed again on its next request, as it would be without it.
+ */
+export const ADDRESS_SCOPES = 1_024;
+
 /** One request core's configuration and shared state. */
 export class CoreState {
   readonly config: EndpointConfig;
   /** Counts an answer in the metrics (method label, status); null without metrics. */
   readonly recorder: ServerMetrics["recordRequest"] | null;
+  /** What every exchange of this core shares (exchange.ts). */
+  readonly exchangeSettings: ExchangeSettings;
   /** The standalone GET streams: only with sessions. */
   readonly streams: SessionStreams | null;
   /** The `Allow` header of a 405: the methods the endpoint serves with this configuration. */
@@ -88,8 +96,11 @@ export class CoreState {
   readonly notices = new ScopeLimiter(NOTICES_PER_SCOPE, NOTICES_TOTAL, { evict: true });
   /** The bytes of the bodies being read (read-message.ts). */
   readonly bodyBudget: BodyBudget;
-  /** The anonymous scope of a connection, when it depends only on the connection (scope.ts). */
-  readonly connectionScopes = new WeakMap<object, string>();
+  /**
+   * The anonymous scope of recent peer addresses, when it depends only on the address, oldest
+   * first (scope.ts): bounded by {@link ADDRESS_SCOPES}, not kept per connection.
+   */
+  readonly addressScopes = new Map<string, string>();
   /** The peer address whose anonymous scope was decided last, and that scope (scope.ts). */
   lastAddress: string | undefined = undefined;
   lastAddressScope = "";
@@ -98,6 +109,12 @@ export class CoreState {
     const sessions = config.sessions;
     this.config = config;
     this.recorder = config.metrics === null ? null : config.metrics.recordRequest;
+    this.exchangeSettings = Object.freeze({
+      keepAliveMs: config.keepAliveMs,
+      maxBufferedBytes: config.maxStreamBufferBytes,
+      recorder: this.recorder,
+      view: config,
+    });
     this.bodyBudget = new BodyBudget({
       maxPerScope: config.bodyBudget.perScope,
       maxTotal: config.bodyBudget.total,

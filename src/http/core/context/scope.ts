@@ -5,15 +5,17 @@
  * bound, every cancellation and every answer routed back is keyed by it.
  */
 import { clientAddress, principalId, scopeOf } from "../../../identity/index.js";
-import type { CoreState } from "./core-state.js";
+import { ADDRESS_SCOPES, type CoreState } from "./core-state.js";
 import type { RequestContext } from "./request-context.js";
 
 /**
  * The `ip:` scope of a request without principal (nor session). Unless a trusted proxy's
  * X-Forwarded-For is read, it depends only on the peer's address: the scope of the last address
  * seen is remembered (one string compared, as a keep-alive client or a single proxy in front sends
- * request after request), then each connection's (a WeakMap lookup), so clients pay for address
- * parsing once per connection, not per request.
+ * request after request), then those of the last {@link ADDRESS_SCOPES} addresses (a Map
+ * lookup), so clients pay for address parsing about once per address, not per request. Keyed by
+ * address, not by connection: a table entry per connection is memory per held call
+ * (docs/profile.md, "Held calls at 10 000").
  */
 function anonymousScope(ctx: RequestContext): string {
   const input = ctx.input;
@@ -27,15 +29,19 @@ function anonymousScope(ctx: RequestContext): string {
   if (forwarded === undefined && remote !== undefined && remote === core.lastAddress) {
     return core.lastAddressScope;
   }
-  const cache = core.connectionScopes;
-  const perConnection = input.connection !== null && forwarded === undefined;
-  if (perConnection) {
-    const cached = cache.get(input.connection as object);
+  const memo = core.addressScopes;
+  const byAddress = remote !== undefined && forwarded === undefined;
+  if (byAddress) {
+    const cached = memo.get(remote);
     if (cached !== undefined) return remember(core, remote, cached);
   }
   const address = clientAddress(remote, forwarded, trustProxy) ?? null;
   const scope = scopeOf({ sessionId: null, principal: null, address });
-  if (perConnection) cache.set(input.connection as object, scope);
+  if (byAddress) {
+    // Oldest out first (a Map iterates in insertion order).
+    if (memo.size >= ADDRESS_SCOPES) memo.delete(memo.keys().next().value as string);
+    memo.set(remote, scope);
+  }
   return forwarded === undefined ? remember(core, remote, scope) : scope;
 }
 

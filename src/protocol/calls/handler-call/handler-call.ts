@@ -71,6 +71,8 @@ export interface HandlerCallHost extends HandlerContextHost {
   /** The server's default deadline of a tool's run (`toolTimeoutMs`), null for none. */
   readonly toolTimeoutMs: number | null;
   readonly cancelOnDisconnect: boolean;
+  /** True when an observer may read a call's {@link HandlerCall.startedAt} (see {@link ended}). */
+  readonly observed: boolean;
   /** True once the server began aborting every call to shut down (see `Dispatcher.abortAll`). */
   readonly shuttingDown: boolean;
   /**
@@ -99,10 +101,19 @@ export interface HandlerCallOptions
   readonly detached?: boolean;
 }
 
+// The call's state and flags, in HandlerContext.bits above its MODERN (bit 1): one small
+// integer, not a field each (docs/profile.md, "Held calls at 10 000").
 const RUNNING = 0;
-const SETTLED = 1;
-const CANCELLED = 2;
-const ABANDONED = 3;
+const SETTLED = 2;
+const CANCELLED = 4;
+const ABANDONED = 6;
+const STATE = 6;
+/** In the dispatcher's list of running calls (Listed.listed). */
+const LISTED = 8;
+/** A task's detached run (HandlerCallOptions.detached). */
+const DETACHED = 16;
+/** While the deadline's cancel runs (see HandlerCall.timeOut). */
+const TIMING_OUT = 32;
 
 /** A call that settled before `run` returned (handled.ts). */
 const RESOLVED: Promise<void> = HANDLED;
@@ -129,31 +140,59 @@ export class HandlerCall
   /** The dispatcher's list of running calls (intrusive-list.ts): its links. */
   listPrev: HandlerCall | null = null;
   listNext: HandlerCall | null = null;
-  listed = false;
-  private state = RUNNING;
-  private timer: NodeJS.Timeout | undefined;
-  /** The deadline's timer while the run has one (see {@link HandlerInvocation.timeoutMs}). */
-  private deadline: NodeJS.Timeout | undefined;
-  /** While the deadline's cancel runs: its limit in ms (0 otherwise). */
-  private timingOut = 0;
   /**
-   * A task's detached run: its handle is the task's, not the one its request was tracked with
-   * (see {@link HandlerCallOptions.detached}).
+   * The deadline's timer while the handler runs with one (see
+   * {@link HandlerInvocation.timeoutMs}); once cancelled, the timer that abandons it.
    */
-  readonly detached: boolean;
+  private timer: NodeJS.Timeout | undefined;
   /** The worker task of an isolated tool while it runs. */
   private task: IsolatedTask | null = null;
 
-  /** When {@link run} began (`performance.now()`): the handler duration's start (metrics). */
+  /**
+   * When {@link run} began (`performance.now()`): the handler duration's start, read by the
+   * host's observer only; 0 without one (a double is a heap box of its own per running call).
+   */
   startedAt = 0;
 
   constructor(options: HandlerCallOptions) {
     super(options);
-    this.detached = options.detached === true;
+    if (options.detached === true) this.bits |= DETACHED;
+  }
+
+  /**
+   * A task's detached run: its handle is the task's, not the one its request was tracked with
+   * (see {@link HandlerCallOptions.detached}).
+   */
+  get detached(): boolean {
+    return (this.bits & DETACHED) !== 0;
+  }
+
+  /** Listed.listed: in the dispatcher's list of running calls. */
+  get listed(): boolean {
+    return (this.bits & LISTED) !== 0;
+  }
+
+  set listed(listed: boolean) {
+    this.bits = listed ? this.bits | LISTED : this.bits & ~LISTED;
+  }
+
+  private get state(): number {
+    return this.bits & STATE;
+  }
+
+  private set state(state: number) {
+    this.bits = (this.bits & ~STATE) | state;
   }
 
   protected isRunning(): boolean {
     return this.state === RUNNING;
+  }
+
+  /** The run's deadline in ms, null for none (see {@link HandlerInvocation.timeoutMs}). */
+  private limit(): number | null {
+    const invocation = this.invocation;
+    if (invocation.timeoutMs !== undefined) return invocation.timeoutMs;
+    return invocation.kind === "tool" ? this.host.toolTimeoutMs : null;
   }
 
   /**
@@ -163,7 +202,7 @@ export class HandlerCall
    * waiting call keeps less heap (docs/profile.md, "Heap per in-flight call").
    */
   run(): Promise<void> {
-    this.startedAt = performance.now();
+    if (this.host.observed) this.startedAt = performance.now();
     this.sink.setListener(this);
     // The call gives its request's slots back itself when it ends, however it ends (settle,
     // abandon, a cancel before the start): the transport need not chain on its promise for it.
@@ -178,17 +217,11 @@ export class HandlerCall
       return this.host.release(this).then(releaseSlots, releaseSlots);
     }
     this.handle.setAbortListener(this);
-    const invocation = this.invocation;
-    const limit =
-      invocation.timeoutMs !== undefined
-        ? invocation.timeoutMs
-        : invocation.kind === "tool"
-          ? this.host.toolTimeoutMs
-          : null;
+    const limit = this.limit();
     if (limit !== null) {
       const deadline = setTimeout(timeOutCall, limit, this, limit);
       deadline.unref();
-      this.deadline = deadline;
+      this.timer = deadline;
     }
     let value: unknown;
     try {
@@ -320,15 +353,15 @@ export class HandlerCall
    * `timeout`), and the abort listener answers it (docs/limits.md, "Deadlines").
    */
   timeOut(limit: number): void {
-    this.deadline = undefined;
     if (this.state !== RUNNING) return;
+    this.timer = undefined;
     // The registry aborts the handle synchronously, so the abort listener runs inside this call
     // and knows the abort is the deadline's (the signal's reason is set only after listeners).
-    this.timingOut = limit;
+    this.bits |= TIMING_OUT;
     try {
       this.cancelWith("timeout", `${this.invocation.name} timed out after ${limit} ms`);
     } finally {
-      this.timingOut = 0;
+      this.bits &= ~TIMING_OUT;
     }
   }
 
@@ -336,8 +369,9 @@ export class HandlerCall
   handleEvent(): void {
     if (this.state !== RUNNING) return;
     this.state = CANCELLED;
-    clearTimeout(this.deadline);
-    this.deadline = undefined;
+    const timingOut = (this.bits & TIMING_OUT) !== 0;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     // Questions still waiting are withdrawn while the stream can still carry the notice.
     this.asker?.close?.(
       this.host.shuttingDown ? SHUTTING_DOWN : CANCELLED_REASON,
@@ -350,10 +384,10 @@ export class HandlerCall
       // node a call whose handler already ran here (docs/deploy.md, "Drain"); only requests
       // refused before they ran are 503.
       this.sink.respond(errorResponseJson(this.requestId, ErrorCode.InternalError, SHUTTING_DOWN));
-    } else if (this.timingOut > 0 && !this.detached) {
+    } else if (timingOut && !this.detached) {
       // Nobody cancelled and the client still waits: it gets an answer, not silence
       // (docs/limits.md, "What the client gets"). A task's run is cancelled like any other.
-      this.sink.respond(timeoutJson(this, this.timingOut));
+      this.sink.respond(timeoutJson(this, this.limit() ?? 0));
     } else {
       // The exchange ends now, not when the handler notices.
       this.sink.cancel(cancelledResponseJson(this.requestId));
@@ -414,12 +448,11 @@ export class HandlerCall
     headers?: Readonly<Record<string, string>>,
   ): void {
     this.handle.setAbortListener(null);
-    clearTimeout(this.deadline);
-    this.deadline = undefined;
+    // The deadline while running, the abandon timer once cancelled: either is done with.
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (this.state === ABANDONED) return; // the late result of an abandoned call is discarded
     if (this.state === CANCELLED) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
       this.host.ended(this, this.cancelledEnd("cancelled"));
       void this.host.release(this);
       this.sink.releaseSlots?.();

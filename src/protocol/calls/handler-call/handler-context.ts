@@ -82,13 +82,26 @@ export interface HandlerContextOptions<Host, Invocation> {
   readonly serverAsks?: Readonly<Record<string, unknown>> | FirstRound | null | undefined;
 }
 
+/**
+ * {@link HandlerContext.bits}: a 2026-07-28 request. Subclasses use the bits above it, up to
+ * bit 7; the log threshold is above those.
+ */
+export const MODERN = 1;
+
+/** Whether the context's view field still holds where the view comes from. */
+function isViewSource(view: RequestViewSource | RequestView): view is RequestViewSource {
+  return typeof (view as Partial<RequestViewSource>).requestView === "function";
+}
+
 /** A notification not sent (the call ended, no stream, nothing asked for it): settled already. */
 const RESOLVED: Promise<void> = HANDLED;
 /**
- * The log threshold of a call that gets no log messages: above every level's rank (0 to 7), and
- * a small integer, not `Infinity`, so the field never needs a heap box per call.
+ * The log threshold of a call that gets no log messages: above every level's rank (0 to 7). The
+ * threshold is kept in {@link HandlerContext.bits}, from {@link LOG_SHIFT} up.
  */
-const NO_LOG_MESSAGES = 1_000;
+const NO_LOG_MESSAGES = 8;
+/** Where the log threshold starts in the bits (below: MODERN and the subclass's own). */
+const LOG_SHIFT = 8;
 const COMPLETED = "The request that asked has completed";
 /** The error of asks withdrawn because their call completed (made only when one is waiting). */
 const completedError = (): CannotAskClientError => new CannotAskClientError(COMPLETED);
@@ -118,22 +131,29 @@ export abstract class HandlerContext<
   readonly invocation: Invocation;
   /** The session the call belongs to, for `DELETE`; null without sessions. */
   readonly sessionId: string | null;
-  readonly modern: boolean;
   protected readonly host: Host;
   protected readonly sink: ResponseSink;
+  /**
+   * {@link MODERN} and the subclass's own state and flags, in one small integer: a field each
+   * cost 8 bytes per running call (docs/profile.md, "Held calls at 10 000").
+   */
+  protected bits: number;
   private readonly progressToken: string | number | undefined;
-  private readonly logThreshold: number;
   /**
    * The last progress sent; null before the first. Not `-Infinity`: a field that starts as a
    * double gets a heap box of its own in every call (16 B per running call).
    */
   private lastProgress: number | null = null;
-  private described: HandlerInfo | null = null;
-  /** The request as observers were told of it; null when none follows it. */
-  readonly requestInfo: RequestInfo | null;
-  /** See {@link HandlerContextOptions.view}; the view once made (undefined before). */
-  private readonly viewSource: RequestViewSource | null;
-  private view: RequestView | null | undefined;
+  /**
+   * What observers are told, for a request an observer follows (made once, as it starts);
+   * null otherwise (see {@link info}).
+   */
+  private readonly described: HandlerInfo | null;
+  /**
+   * Where `ctx.request` comes from ({@link HandlerContextOptions.view}) until a handler reads it,
+   * then the view made from it; null for none.
+   */
+  private view: RequestViewSource | RequestView | null;
   protected asker: ClientAsker | null;
   /** See {@link HandlerContextOptions.serverAsks}; undefined once made (or when there is none). */
   private serverAsks: Readonly<Record<string, unknown>> | FirstRound | null | undefined;
@@ -148,20 +168,32 @@ export abstract class HandlerContext<
     this.bucket = options.bucket ?? options.scope;
     this.principal = options.principal;
     this.progressToken = options.progressToken;
-    this.modern = options.modern;
     // 2025 era: no level set → every level. 2026-07-28: no `_meta` logLevel → no log messages
     // for the request (https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging).
-    this.logThreshold =
+    const logThreshold =
       options.logLevel !== null
         ? loggingLevelRank(options.logLevel)
         : options.modern
           ? NO_LOG_MESSAGES
           : 0;
+    this.bits = (options.modern ? MODERN : 0) | (logThreshold << LOG_SHIFT);
     this.sessionId = options.sessionId;
-    this.requestInfo = options.request ?? null;
-    this.viewSource = options.view ?? null;
+    const request = options.request ?? null;
+    // Tracing keys its span by this object: the same one from start to end.
+    this.described = request === null ? null : this.describe(request);
+    this.view = options.view ?? null;
     this.asker = options.asker ?? null;
     this.serverAsks = this.asker === null ? options.serverAsks : undefined;
+  }
+
+  /** A 2026-07-28 request: disconnect always cancels, results carry `resultType`. */
+  get modern(): boolean {
+    return (this.bits & MODERN) !== 0;
+  }
+
+  /** The request as observers were told of it; null when none follows it. */
+  get requestInfo(): RequestInfo | null {
+    return this.described === null ? null : this.described.request;
   }
 
   /** True until the call is answered, cancelled or abandoned: only then does it notify or ask. */
@@ -173,8 +205,11 @@ export abstract class HandlerContext<
    * each use, so a waiting call keeps none.
    */
   get info(): HandlerInfo {
-    if (this.described !== null) return this.described;
-    const info: HandlerInfo = Object.freeze({
+    return this.described ?? this.describe(null);
+  }
+
+  private describe(request: RequestInfo | null): HandlerInfo {
+    return Object.freeze({
       method: this.invocation.method,
       kind: this.invocation.kind,
       name: this.invocation.name,
@@ -183,16 +218,17 @@ export abstract class HandlerContext<
       sessionId: this.sessionId,
       protocolEra: this.modern ? "2026-07-28" : "2025-11-25",
       principalId: typeof this.principal?.id === "string" ? this.principal.id : null,
-      request: this.requestInfo,
+      request,
     });
-    if (this.requestInfo !== null) this.described = info;
-    return info;
   }
 
   /** The HTTP request's view, made on first use (a handler that never reads it costs none). */
   get request(): RequestView | null {
-    if (this.view === undefined) this.view = this.viewSource?.requestView() ?? null;
-    return this.view;
+    const view = this.view;
+    if (view === null || !isViewSource(view)) return view;
+    const made = view.requestView();
+    this.view = made;
+    return made;
   }
 
   /** The request's signal, created on first use (a handler that never reads it costs none). */
@@ -220,7 +256,7 @@ export abstract class HandlerContext<
 
   log(level: LoggingLevel, data: unknown): Promise<void> {
     if (!this.isRunning() || !this.sink.streamable || !isLoggingLevel(level)) return RESOLVED;
-    if (loggingLevelRank(level) < this.logThreshold) return RESOLVED;
+    if (loggingLevelRank(level) < this.bits >> LOG_SHIFT) return RESOLVED;
     let json: string;
     try {
       json = notificationJson("notifications/message", { level, data });
@@ -285,7 +321,7 @@ export abstract class HandlerContext<
     if (made === undefined) return;
     const asker: ClientAsker =
       made instanceof FirstRound
-        ? made.open()
+        ? made.open(this.invocation.method, this.invocation.name, this.scope)
         : this.host.serverAsker(this.sink, { scope: this.scope, bucket: this.bucket }, made);
     this.serverAsks = undefined;
     this.asker = asker;
