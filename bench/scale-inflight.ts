@@ -317,31 +317,38 @@ own address, on a fresh connection) or destroying the 2026 call's socket, to the
 p50/p99 per round, medians over rounds; "server side" is from the cancel POST's arrival
 (node's \`request\` start) to the abort, pooled.
 
-What the own share is made of (\`--snapshot\`: heap snapshots of 2 000 held calls, summed by
-kind, conduit-mcp's rows minus bare + the tool's): conduit-mcp's own per-call objects
-(\`HandlerCall\` 256 B, \`HttpExchange\` 200, \`NodeRequest\` 112, \`LocalRequestHandle\` 96,
-\`ToolInvocation\` 80, \`NodeResponse\` 56; on 2026-07-28 also \`InputRound\` 120 and
-\`CallBinding\` 64, before a call that does not ask made them only at its first ask); about 380 B of hash tables that grow with the calls (the connection bounds'
-table and per-bucket socket sets, the anonymous scopes by socket, the silent-connection check's
-queue, which a connection leaves 10 s after it opened, the keep-alive clock's queue, the registry's
-in-flight tables per scope); the handler call's promise on the tool's; the 2025 stream's longer
-head (about 200 B).
+What the own share is made of (\`--holders\`: heap snapshots of 2 000 held calls, summed by
+kind, arrays and strings named by what holds them, conduit-mcp's rows minus bare + the tool's):
+conduit-mcp's own per-call objects (\`HandlerCall\` 192 B, \`HttpExchange\` 136,
+\`LocalRequestHandle\` 88, \`NodeRequest\` 64, \`NodeResponse\` 48, \`ToolInvocation\` 48; on
+2026-07-28 also \`FirstRound\` 56, which makes the round and its binding at a first ask); the
+handler call's promise and reaction on the tool's (96 B); about 150 B of hash tables that grow
+with the calls (the registry's in-flight tables per scope, the keep-alive clock's queue, the
+per-bucket socket sets, the request bound's holders per scope, the silent-connection check's
+queue, which a connection leaves 10 s after it opened); the call's start time for the metrics
+(a heap number, 16 B, only with an observer) and on 2026-07-28 its flow's expiry (16 B); node's
+peer address, which the bounds read and bare never does.
 Cut so far (per held call): the per-connection timer, callback and \`close\` listener of the
 silent-connection check (one timer serves every connection; about 400 B); on 2026-07-28 calls that
-never ask, the \`InputRound\`'s Map and object; on node:http, every call's and GET stream's
-keep-alive waits in one clock per interval instead of a timer each (about 170 B; fetch doors keep
-a timer each: on Cloudflare's workerd a timer belongs to the request that armed it, so a clock
-shared across requests never reached the others' streams); the request core's context (152 B) is
-no longer kept by a running call (the exchange is the source of \`ctx.request\`); a handler call
-gives its exchange's slots back itself when it ends, so the core keeps no reaction, promise and
-two closures on the dispatch (about 250 B); the call's progress and log-threshold fields hold no
-heap box (16 B each); on node:http the core's promise settles once the call runs (the door learns
-the answer's end from node's response, \`ResponseTarget.awaitsAnswer\`), so neither the \`POST\`
-step's promise adopting the call's nor the door's \`.catch\` with its promise and closure is kept
-(about 260-300 B; the fetch doors still wait for the answer, which closes their \`Response\`);
-the connection bounds listen for a socket's \`close\` with one module function, not a closure
-wrapped by \`once\` per connection (about 220 B per connection, and a held call usually has a
-connection of its own).
+never ask, the \`InputRound\`'s Map and object, and since 2026-12-05 the \`CallBinding\` (64 B);
+on node:http, every call's and GET stream's keep-alive waits in one clock per interval instead of
+a timer each (about 170 B; fetch doors keep a timer each: on Cloudflare's workerd a timer belongs
+to the request that armed it, so a clock shared across requests never reached the others'
+streams); the request core's context (152 B) is no longer kept by a running call (the exchange
+is the source of \`ctx.request\`); a handler call gives its exchange's slots back itself when it
+ends, so the core keeps no reaction, promise and two closures on the dispatch (about 250 B); the
+call's progress and log-threshold fields hold no heap box (16 B each); on node:http the core's
+promise settles once the call runs (the door learns the answer's end from node's response,
+\`ResponseTarget.awaitsAnswer\`), so neither the \`POST\` step's promise adopting the call's nor the
+door's \`.catch\` with its promise and closure is kept (about 260-300 B; the fetch doors still
+wait for the answer, which closes their \`Response\`); the connection bounds listen for a socket's
+\`close\` with one module function, not a closure wrapped by \`once\` per connection (about 220 B),
+and in place of node's own listeners, which they call first, so a socket keeps node's count of
+\`close\` listeners and V8 does not grow node's two-slot listener array to 19 slots when a
+response is attached (about 140 B); their record lives on the socket, not in a Map; anonymous
+scopes are remembered per address, not per connection; the per-call objects' flags and state are
+packed into one integer each, shared options are one object per server, and what node's request
+and the tool already hold is read from them, not copied (about 230 B in all).
 
 Held calls are not free of timers: each 2025 stream writes a keep-alive comment every
 \`timeouts.keepAliveMs\` (15 s), and each 2026 call still waiting after 15 s becomes a stream
