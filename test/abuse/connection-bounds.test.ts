@@ -289,3 +289,30 @@ describe("the connection bounds keep nothing per connection for its close", () =
     }
   });
 });
+
+describe("a socket admitted twice", () => {
+  test("is counted once, and forgotten once it closes", async () => {
+    const server = createServer((_req, res) => res.end());
+    const bounds = new ConnectionBounds({
+      maxConnections: 10,
+      maxConnectionsPerBucket: 10,
+      trustProxy: { kind: "none" },
+    });
+    // Attached twice by mistake: two `connection` listeners admit each socket.
+    bounds.attach(server);
+    bounds.attach(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    client.on("error", () => {});
+    try {
+      await until(() => bounds.counts().open === 1, 2_000, "admitted");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(bounds.counts().open, 1, "counted once");
+      client.destroy();
+      await until(() => bounds.counts().open === 0, 2_000, "forgotten once closed");
+    } finally {
+      client.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -175,6 +175,8 @@ export class ConnectionBounds {
 
   /** A new connection: closed at once past its bucket's bound; else admitted, making room. */
   admit(socket: Socket): void {
+    // Tracked once: its listener would otherwise take itself over (bounds attached twice).
+    if (trackedOf(socket) !== undefined) return;
     const address = socket.remoteAddress;
     const proxy = this.isProxy(address);
     const name = proxy ? `proxy:${address}` : clientBucket(address);
