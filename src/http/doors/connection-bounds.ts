@@ -78,8 +78,8 @@ type CloseListener = (this: Socket, hadError: boolean) => void;
 type Tracked = TrackedConnection;
 
 /**
- * A tracked socket's {@link TrackedConnection}, on the socket (undefined once the bounds let it
- * go): its `close` listener is one module function.
+ * A tracked socket's {@link TrackedConnection}, on the socket for as long as the socket lives
+ * (marked `forgotten` once no longer counted): its `close` listener is one module function.
  */
 const TRACKED = Symbol("conduit-mcp.connection-bounds");
 type TaggedSocket = Socket & { [TRACKED]?: Tracked | undefined };

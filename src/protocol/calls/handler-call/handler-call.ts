@@ -101,7 +101,7 @@ export interface HandlerCallOptions
   readonly detached?: boolean;
 }
 
-// The call's state and flags, in HandlerContext.bits above its MODERN (bit 1): one small
+// The call's state and flags, in HandlerContext.bits above its MODERN (1): one small
 // integer, not a field each (docs/profile.md, "Held calls at 10 000").
 const RUNNING = 0;
 const SETTLED = 2;
