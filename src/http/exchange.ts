@@ -292,7 +292,7 @@ export class HttpExchange
   }
 
   notify(json: string): Promise<void> {
-    if (this.state === DONE || (this.bits & STREAMABLE) === 0) return RESOLVED;
+    if (this.state === DONE || !this.streamable) return RESOLVED;
     if (this.state === PENDING) this.openStream();
     if (this.target.write(`event: message\ndata: ${json}\n\n`)) return RESOLVED;
     if (this.target.bufferedBytes > this.settings.maxBufferedBytes) {
@@ -337,7 +337,7 @@ export class HttpExchange
    * as most short calls are, never makes one.
    */
   keepAliveWhilePending(): void {
-    if ((this.bits & STREAMABLE) === 0 || this.state !== PENDING) return;
+    if (!this.streamable || this.state !== PENDING) return;
     const keepAliveMs = this.settings.keepAliveMs;
     if (keepAliveMs <= 0 || keepAliveMs === Number.POSITIVE_INFINITY) return;
     armLater(this);

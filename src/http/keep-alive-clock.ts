@@ -1,5 +1,6 @@
 /**
- * One timer for every stream's keep-alive of one interval, instead of a timer each.
+ * One timer for every stream's keep-alive of one interval, instead of a timer each (and for the
+ * silent-connection check, doors/silent-connections.ts, which ticks each connection once).
  *
  * Every member of a clock waits the same interval, so their deadlines come in the order they were
  * added, and a `Map` in insertion order is a deadline queue: the one timer is armed for the

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Socket } from "node:net";
 import { test } from "node:test";
 
-import { SilentConnections } from "../../src/http/doors/silent-connections.js";
+import { silentConnectionCheck } from "../../src/http/doors/silent-connections.js";
 
 /** Just what the check reads of a socket. */
 function fakeSocket(bytesRead: number): Socket & { destroyed: boolean } {
@@ -23,14 +23,14 @@ function fakeSocket(bytesRead: number): Socket & { destroyed: boolean } {
 }
 
 test("a silent connection is closed at its deadline, one that spoke is not, a closed one is forgotten", async () => {
-  const check = new SilentConnections(30);
+  const check = silentConnectionCheck(30);
   const silent = fakeSocket(0);
   const spoke = fakeSocket(120);
   const closed = fakeSocket(0);
-  check.watch(silent);
-  check.watch(spoke);
-  check.watch(closed);
-  check.forget(closed); // its `close`, reported by the bounds
+  check.add(silent);
+  check.add(spoke);
+  check.add(closed);
+  check.remove(closed); // its `close`, reported by the bounds
   assert.equal(check.size, 2, "forgotten at once, not at its deadline");
   await new Promise((resolve) => setTimeout(resolve, 80));
   assert.equal(silent.destroyed, true);

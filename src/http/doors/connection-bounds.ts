@@ -26,7 +26,8 @@ import {
   parseIpAddress,
   type TrustProxy,
 } from "../../identity/index.js";
-import { SilentConnections } from "./silent-connections.js";
+import type { KeepAliveClock } from "../keep-alive-clock.js";
+import { silentConnectionCheck } from "./silent-connections.js";
 
 /** The bounds of {@link ConnectionBounds}. */
 export interface ConnectionBoundsOptions {
@@ -145,7 +146,7 @@ export class ConnectionBounds {
   private readonly maxPerBucket: number;
   private readonly trustProxy: TrustProxy;
   /** The silent-connection check of the server attached to, if it asked for one. */
-  private silent: SilentConnections | null = null;
+  private silent: KeepAliveClock<Socket> | null = null;
   private readonly buckets = new Map<string, Bucket>();
   /** Connections tracked now. */
   private open = 0;
@@ -169,7 +170,7 @@ export class ConnectionBounds {
    */
   attach(server: Server, options?: AttachOptions): void {
     const silentMs = options?.closeSilentAfterMs;
-    if (silentMs !== undefined) this.silent = new SilentConnections(silentMs);
+    if (silentMs !== undefined) this.silent = silentConnectionCheck(silentMs);
     server.on("connection", (socket: Socket) => this.admit(socket));
   }
 
@@ -199,7 +200,7 @@ export class ConnectionBounds {
     // `on`, not `once`: a socket closes once, and `once` would wrap the listener per connection
     // (a held call usually has a connection of its own: docs/profile.md, "Held calls at 10 000").
     socket.on("close", onTrackedSocketClose);
-    this.silent?.watch(socket);
+    this.silent?.add(socket);
   }
 
   /** `socket` closed: it leaves its bucket, unless the bounds closed it already. */
@@ -284,7 +285,7 @@ export class ConnectionBounds {
     this.open--;
     this.resize(tracked.bucket, -1);
     tracked.bucket.sockets.delete(socket);
-    this.silent?.forget(socket);
+    this.silent?.remove(socket);
   }
 
   private newBucket(name: string): Bucket {
