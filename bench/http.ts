@@ -23,12 +23,16 @@
  * `--semi-space N,...` (adds conduit-mcp and bare under `node --max-semi-space-size=N` for each
  * N; printed only), `--inline-budget N,...` (adds conduit-mcp, the CLI and bare under `node
  * --max-inlined-bytecode-size-cumulative=N` for each N, docs/profile.md "Tenth round"; printed
- * only).
+ * only), `--node-flag=F` (once or more: conduit-mcp, the CLI and bare again under `node F`, a flag
+ * of node's or V8's, e.g. `--node-flag=--single-threaded-gc`; the `=` is needed for a value that
+ * starts with dashes; printed only), `--contend P` (a neighbour process pinned to the servers' CPU
+ * keeps it busy P % of every 20 ms through every warm-up and measured run, every row alike:
+ * bench/lib/cpu-contention.ts, docs/profile.md "Eleventh round"; printed only).
  */
 import { parseArgs } from "node:util";
 
 import { BENCH_PATHS, type BenchPathKey, DEFAULT_PATHS } from "./lib/bench-paths.js";
-import { DEFAULT_TARGETS, type TargetKey } from "./lib/bench-targets.js";
+import { DEFAULT_TARGETS, nodeFlag, type TargetKey } from "./lib/bench-targets.js";
 import { httpRatios, httpSection, httpTable, runHttpBench } from "./lib/http-bench.js";
 import { BENCHMARKS_DOC, writeSection } from "./lib/markdown-section.js";
 import { positiveInt } from "./lib/positive-int.js";
@@ -48,6 +52,8 @@ const { values: flags } = parseArgs({
     src: { type: "boolean", default: false },
     "semi-space": { type: "string" },
     "inline-budget": { type: "string" },
+    "node-flag": { type: "string", multiple: true },
+    contend: { type: "string" },
   },
   strict: true,
 });
@@ -76,9 +82,26 @@ function integers(name: "semi-space" | "inline-budget"): number[] {
 }
 const semiSpaces = integers("semi-space");
 const inlineBudgets = integers("inline-budget");
+const nodeFlags = (flags["node-flag"] ?? []).map((text) => {
+  const flag = nodeFlag(text);
+  if (flag === null) {
+    console.error(
+      `bench:http: --node-flag takes one node flag, --name or --name=value (letters, digits, - _ . ,); got ${JSON.stringify(text)}`,
+    );
+    process.exit(2);
+  }
+  return flag;
+});
+const contend = flags.contend === undefined ? undefined : positiveInt("contend", flags.contend);
+if (contend !== undefined && contend > 100) {
+  console.error(`bench:http: --contend takes a percent from 1 to 100; got ${contend}`);
+  process.exit(2);
+}
 const options = {
   semiSpaces,
   inlineBudgets,
+  nodeFlags,
+  ...(contend === undefined ? {} : { contendPercent: contend }),
   targets,
   paths,
   rounds: quick ? 1 : positiveInt("rounds", flags.rounds),
@@ -98,6 +121,8 @@ const fullRun =
   !flags.src &&
   semiSpaces.length === 0 &&
   inlineBudgets.length === 0 &&
+  nodeFlags.length === 0 &&
+  contend === undefined &&
   DEFAULT_TARGETS.every((t) => targets.includes(t)) &&
   DEFAULT_PATHS.every((p) => paths.includes(p));
 
@@ -110,7 +135,7 @@ try {
     writeSection(BENCHMARKS_DOC, "HTTP", httpSection(result, command));
   } else if (!flags["no-write"]) {
     console.error(
-      "not a full run (subset, --quick, --baseline, --cpu-prof, --semi-space or --inline-budget): nothing written",
+      "not a full run (subset, --quick, --baseline, --cpu-prof, --semi-space, --inline-budget, --node-flag or --contend): nothing written",
     );
   }
 } catch (error) {

@@ -27,7 +27,8 @@ export type TargetKey =
   | "sdk1"
   | "baseline"
   | SemiSpaceKey
-  | InlineBudgetKey;
+  | InlineBudgetKey
+  | NodeFlagKey;
 
 /** A variant of bare or conduit-mcp run with `--max-semi-space-size=N` (see semiSpaceTargets). */
 export type SemiSpaceKey = `${"bare" | "conduit"}@ss${number}`;
@@ -37,6 +38,12 @@ export type SemiSpaceKey = `${"bare" | "conduit"}@ss${number}`;
  * (see inlineBudgetTargets).
  */
 export type InlineBudgetKey = `${"bare" | "conduit" | "cli"}@inl${number}`;
+
+/**
+ * A variant of bare, conduit-mcp or its CLI run under the Nth flag given with `--node-flag` (see
+ * nodeFlagTargets).
+ */
+export type NodeFlagKey = `${"bare" | "conduit" | "cli"}@flag${number}`;
 
 /** How a target that is not a bench script starts: what `node` runs, and its URL line. */
 export interface TargetLaunch {
@@ -106,6 +113,45 @@ export function inlineBudgetTargets(
     key: `@inl${budget}`,
     flag: `--max-inlined-bytecode-size-cumulative=${budget}`,
   }));
+}
+
+/**
+ * The variants of conduit-mcp, its CLI and bare for `--node-flag=F` (given once or more): each
+ * runs the same script as its base under `node F`, a flag of node's or V8's own (Node docs,
+ * "Command-line options"), e.g. `--single-threaded-gc` (V8 collects garbage on the main thread
+ * alone, without helper threads; docs/profile.md "Eleventh round"). bare gets the same flag, so a
+ * change in both says "V8", one in conduit-mcp alone says "conduit-mcp".
+ *
+ * @example
+ * ```ts
+ * nodeFlagTargets(TARGETS, ["--single-threaded-gc"]).map((t) => t.key); // ["conduit@flag1", "cli@flag1", "bare@flag1"]
+ * ```
+ */
+export function nodeFlagTargets(
+  specs: readonly TargetSpec[],
+  flags: readonly string[],
+): TargetSpec[] {
+  return flagVariants(
+    specs,
+    ["conduit", "cli", "bare"],
+    flags.map((_, index) => index + 1),
+    (n) => ({ key: `@flag${n}`, flag: flags[n - 1] as string }),
+  );
+}
+
+/**
+ * What `--node-flag` accepts: one long flag, `--name` or `--name=value`, of letters, digits and
+ * `-`, `_`, `.`, `,` (nothing a shell or node would read as another argument); null otherwise.
+ *
+ * @example
+ * ```ts
+ * nodeFlag("--single-threaded-gc"); // "--single-threaded-gc"
+ * nodeFlag("--max-semi-space-size=2"); // "--max-semi-space-size=2"
+ * nodeFlag("--require=x y"); // null
+ * ```
+ */
+export function nodeFlag(text: string): string | null {
+  return /^--[a-z][a-z0-9_-]*(=[A-Za-z0-9_.,-]+)?$/.test(text) ? text : null;
 }
 
 /** Each of `bases` found in `specs` once per value, under the flag `variant` makes of it. */

@@ -20,6 +20,7 @@ import {
   baselineTarget,
   buildDist,
   inlineBudgetTargets,
+  nodeFlagTargets,
   plainScript,
   semiSpaceTargets,
   TARGETS,
@@ -27,6 +28,7 @@ import {
   type TargetSpec,
 } from "./bench-targets.js";
 import { type RunningTarget, startTarget } from "./child.js";
+import { type Contention, startContention } from "./cpu-contention.js";
 import {
   type CpuPlan,
   cpuPlan,
@@ -74,6 +76,17 @@ export interface HttpBenchOptions {
    * a CLI and a bare variant under that flag (inlineBudgetTargets), of the targets selected.
    */
   readonly inlineBudgets?: readonly number[];
+  /**
+   * Node or V8 flags (`--single-threaded-gc`): each adds a conduit-mcp, a CLI and a bare variant
+   * under that flag (nodeFlagTargets), of the targets selected.
+   */
+  readonly nodeFlags?: readonly string[];
+  /**
+   * Percent (1-100) of the servers' CPU a neighbour process keeps busy through every warm-up and
+   * measured run (bench/lib/cpu-contention.ts), every row alike: the figures under a known
+   * competition for the CPU instead of the host's. Needs the servers pinned (two CPUs, taskset).
+   */
+  readonly contendPercent?: number;
   /**
    * `dist` (the default): compile with `tsc -p tsconfig.build.json` first (this tree and the
    * baseline) and run conduit-mcp's compiled build, as the package ships it; `src`: run the
@@ -206,6 +219,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
   specs.push(
     ...semiSpaceTargets(specs, options.semiSpaces ?? []),
     ...inlineBudgetTargets(specs, options.inlineBudgets ?? []),
+    ...nodeFlagTargets(specs, options.nodeFlags ?? []),
   );
   if (options.baselineDir !== undefined) {
     specs.push(baselineTarget(options.baselineDir));
@@ -217,7 +231,11 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
     builds.set("conduit", own).set("conduit-redis", own).set("cli", own);
     if (options.baselineDir !== undefined) builds.set("baseline", buildDist(options.baselineDir));
   }
+  if (options.contendPercent !== undefined && cpu.server === null) {
+    throw new Error(`--contend needs the servers pinned to a CPU of their own (${cpu.note})`);
+  }
   let redis: RedisServer | null = null;
+  let contention: Contention | null = null;
   const running = new Map<TargetKey, RunningTarget>();
   const rows: RowResult[] = [];
   try {
@@ -277,6 +295,13 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         connections: options.connections,
         label: `${row.target.label} ${row.path.label}`,
       });
+    if (options.contendPercent !== undefined && cpu.server !== null) {
+      contention = startContention({ cpu: cpu.server, percent: options.contendPercent });
+      notes.push(
+        `contended: ${contention.description}, through every warm-up and measured run (every row alike)`,
+      );
+      console.error(`contention: ${contention.description}`);
+    }
     for (const row of rows) {
       console.error(`warm-up ${row.target.label} ${row.path.label} (${options.warmup} s)`);
       await load(row, options.warmup);
@@ -300,9 +325,11 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         );
       }
     }
+    await contention?.stop();
     // Still answering correctly after the load, or the figures mean nothing.
     for (const row of rows) await preflight(row.target.label, target(row).url, row.path);
   } finally {
+    await (contention as Contention | null)?.stop();
     await Promise.all([...running.values()].map((t) => t.stop()));
     await (redis as RedisServer | null)?.stop();
   }
@@ -474,11 +501,15 @@ function variantRatios(result: HttpBenchResult, row: RowResult): string {
   const key = row.path.key;
   const own = rowOf(result, base, key);
   const parts = [
-    `${row.target.key} / ${base} ${fmt(ratio(row, own), 2)}×, CPU/req ${fmt(cpuRatio(row, own), 2)}×`,
+    `${row.target.key} / ${base} ${fmt(ratio(row, own), 2)}×, CPU/req ${fmt(cpuRatio(row, own), 2)}×, p99 ${fmt(ratio(row, own, "p99"), 2)}×`,
   ];
   const suffix = row.target.key.slice(base.length);
   const bare = base === "bare" ? undefined : rowOf(result, `bare${suffix}` as TargetKey, key);
-  if (bare !== undefined) parts.push(`/ bare${suffix} ${fmt(ratio(row, bare), 2)}×`);
+  if (bare !== undefined) {
+    parts.push(
+      `/ bare${suffix} ${fmt(ratio(row, bare), 2)}×, p99 ${fmt(ratio(row, bare, "p99"), 2)}× bare${suffix}'s`,
+    );
+  }
   return parts.join(", ");
 }
 

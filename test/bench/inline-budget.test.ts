@@ -54,11 +54,11 @@ test("a variant's ratios are against its base and against bare under the same fl
     assert.ok(found !== undefined, key);
     return found;
   };
-  const row = (key: string, rps: number[], cpuUs: number[]): RowResult => ({
+  const row = (key: string, rps: number[], cpuUs: number[], p99 = 2): RowResult => ({
     target: spec(key),
     path,
     answer: "application/json",
-    rounds: rps.map((r) => ({ rps: r, p50: 1, p99: 2 })) as unknown as RowResult["rounds"],
+    rounds: rps.map((r) => ({ rps: r, p50: 1, p99 })) as unknown as RowResult["rounds"],
     cpuUs,
   });
   const result = {
@@ -66,15 +66,18 @@ test("a variant's ratios are against its base and against bare under the same fl
     rows: [
       row("bare", [100, 100, 100], [30, 30, 30]),
       row("conduit", [80, 70, 90], [40, 40, 40]),
-      row("conduit@inl5000", [88, 84, 90], [36, 36, 36]),
-      row("bare@inl5000", [110, 100, 100], [29, 29, 29]),
+      row("conduit@inl5000", [88, 84, 90], [36, 36, 36], 3),
+      row("bare@inl5000", [110, 100, 100], [29, 29, 29], 2.5),
     ],
   } as unknown as HttpBenchResult;
   const line = httpRatios(result).join("\n");
-  // Per round: 88/80, 84/70, 90/90 → median 1.1; CPU 36/40 = 0.9.
-  assert.match(line, /conduit@inl5000 \/ conduit 1\.10×, CPU\/req 0\.90×, \/ bare@inl5000 0\.84×/);
+  // Per round: 88/80, 84/70, 90/90 → median 1.1; CPU 36/40 = 0.9; p99 3/2 and 3/2.5.
+  assert.match(
+    line,
+    /conduit@inl5000 \/ conduit 1\.10×, CPU\/req 0\.90×, p99 1\.50×, \/ bare@inl5000 0\.84×, p99 1\.20× bare@inl5000's/,
+  );
   // bare's variant has no "bare under the same flag" of its own.
-  assert.match(line, /bare@inl5000 \/ bare 1\.00×, CPU\/req 0\.97×(;|$)/);
+  assert.match(line, /bare@inl5000 \/ bare 1\.00×, CPU\/req 0\.97×, p99 1\.25×(;|$)/);
 });
 
 test("bench:http and bench:instructions refuse a budget that is not a positive integer before starting anything", () => {
