@@ -80,8 +80,9 @@ test("the neighbour runs pinned to the CPU it was given, uses that CPU, and is g
     };
     const before = ticks();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    // Busy half of every 20 ms: about 25 ticks of 10 ms in 500 ms; at least a few on any host.
-    assert.ok(ticks() - before >= 5, `the neighbour used ${ticks() - before} ticks in 500 ms`);
+    // Busy half of every 20 ms: about 25 ticks of 10 ms in 500 ms alone on its CPU; at least two
+    // on a host whose other work shares that CPU with it.
+    assert.ok(ticks() - before >= 2, `the neighbour used ${ticks() - before} ticks in 500 ms`);
     assert.match(neighbour.description, new RegExp(`pinned to CPU ${cpu}, busy 50 %`));
   } finally {
     await neighbour.stop();
