@@ -131,12 +131,10 @@ export function nodeFlagTargets(
   specs: readonly TargetSpec[],
   flags: readonly string[],
 ): TargetSpec[] {
-  return flagVariants(
-    specs,
-    ["conduit", "cli", "bare"],
-    flags.map((_, index) => index + 1),
-    (n) => ({ key: `@flag${n}`, flag: flags[n - 1] as string }),
-  );
+  return flagVariants(specs, ["conduit", "cli", "bare"], flags, (flag, index) => ({
+    key: `@flag${index + 1}`,
+    flag,
+  }));
 }
 
 /**
@@ -155,18 +153,18 @@ export function nodeFlag(text: string): string | null {
 }
 
 /** Each of `bases` found in `specs` once per value, under the flag `variant` makes of it. */
-function flagVariants(
+function flagVariants<V>(
   specs: readonly TargetSpec[],
   bases: ReadonlyArray<"bare" | "conduit" | "cli">,
-  values: readonly number[],
-  variant: (value: number) => { key: `@${string}`; flag: string },
+  values: readonly V[],
+  variant: (value: V, index: number) => { key: `@${string}`; flag: string },
 ): TargetSpec[] {
   const out: TargetSpec[] = [];
   for (const key of bases) {
     const base = specs.find((t) => t.key === key);
     if (base === undefined) continue;
-    for (const value of values) {
-      const { key: suffix, flag } = variant(value);
+    for (const [index, value] of values.entries()) {
+      const { key: suffix, flag } = variant(value, index);
       out.push({
         ...base,
         key: `${key}${suffix}` as TargetKey,

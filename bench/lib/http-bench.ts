@@ -325,7 +325,6 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         );
       }
     }
-    await contention?.stop();
     // Still answering correctly after the load, or the figures mean nothing.
     for (const row of rows) await preflight(row.target.label, target(row).url, row.path);
   } finally {
