@@ -321,7 +321,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         row.rounds.push(r);
         row.cpuUs.push((cpuMs * 1_000) / r.requests);
         console.error(
-          `round ${round + 1}/${options.rounds} ${row.target.label} ${row.path.label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ${fmt(row.cpuUs.at(-1) ?? Number.NaN)} µs CPU/req`,
+          `round ${round + 1}/${options.rounds} ${row.target.label} ${row.path.label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ${fmt(row.cpuUs.at(-1) ?? Number.NaN)} µs CPU/req, client sleeps ${fmt(r.clientSleeps ?? Number.NaN, 2)}/req`,
         );
       }
     }
@@ -359,6 +359,22 @@ export function medianOf(row: RowResult | undefined, figure: "rps" | "p50" | "p9
   return row === undefined || row.rounds.length === 0
     ? Number.NaN
     : median(row.rounds.map((r) => r[figure]));
+}
+
+/**
+ * Median over rounds of how often the load generator slept per answer (`LoadResult.clientSleeps`);
+ * NaN when the generator does not say (autocannon) or the row did not run.
+ *
+ * @example
+ * ```ts
+ * clientSleepsOf(rowOf(r, "bare", "tools/call")); // 0.55
+ * ```
+ */
+export function clientSleepsOf(row: RowResult | undefined): number {
+  const known = (row?.rounds ?? [])
+    .map((r) => r.clientSleeps)
+    .filter((n): n is number => n !== undefined && Number.isFinite(n));
+  return known.length === 0 ? Number.NaN : median(known);
 }
 
 /** Median of a row's CPU µs per request over rounds; NaN when none. */
@@ -431,8 +447,8 @@ export function cpuRatio(a: RowResult | undefined, b: RowResult | undefined): nu
  */
 export function httpTable(result: HttpBenchResult): string {
   const lines = [
-    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | server CPU µs/req | server busy | req/s per round | answer |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | server CPU µs/req | server busy | client sleeps/req | req/s per round | answer |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
   ];
   for (const key of result.options.paths) {
     for (const row of result.rows.filter((r) => r.path.key === key)) {
@@ -440,7 +456,7 @@ export function httpTable(result: HttpBenchResult): string {
       const vsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare), 2);
       const p99VsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare, "p99"), 2);
       lines.push(
-        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(cpuOf(row))} | ${fmt(busyShare(row) * 100)} % | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
+        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(cpuOf(row))} | ${fmt(busyShare(row) * 100)} % | ${fmt(clientSleepsOf(row), 2)} | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
       );
     }
   }
@@ -530,7 +546,7 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
     (o.build ?? "dist") === "dist"
       ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships), and every server runs under plain `node`, its bench script bundled with esbuild (no tsx loader in the measured process)"
       : "conduit-mcp runs its TypeScript sources through tsx";
-  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, each measured run right after ${o.warmup} s more of the same load, not measured (a server that idled while the others ran may have had its optimized code dropped by a full collection, docs/profile.md "Eighth round"); in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered; it does not depend on the load generator's speed (the Redis target's leaves out redis-server's own CPU). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
+  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, each measured run right after ${o.warmup} s more of the same load, not measured (a server that idled while the others ran may have had its optimized code dropped by a full collection, docs/profile.md "Eighth round"); in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered (the Redis target's leaves out redis-server's own CPU). On loopback it also holds part of the client's side: the kernel runs the receive path of each answer on the sender's CPU, and wakes the load generator there when it was asleep; a slower server leaves the load generator asleep more often, so it pays for more wake-ups per answer. "Client sleeps/req" is how often that happened (wrk's voluntary context switches, \`getrusage(2)\`, per answered request), a wake-up each; on a VM one costs several µs (docs/profile.md, "Twelfth round"). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
 
 - Command: \`${command}\` (${result.seconds} s)
 - Date: ${result.date}; machine: ${machineLine()}
