@@ -71,12 +71,19 @@ describe("RedisSessionStore refresh window", { skip: skip ?? false }, () => {
     assert.equal(refreshWindowFor(Number.NaN), 0);
   });
 
-  it("Redis's clock as the node knows it: the script ran between send and answer, then 1 ms/s drift", () => {
+  it("Redis's clock as the node knows it: the script ran between send and answer, its answer rounded down to the ms, then 1 ms/s drift", () => {
     const time = new RedisTime();
     assert.equal(time.bounds(0), null);
     time.learn(1_000_000, 100, 110); // sent at 100, answered at 110 (local ms)
-    assert.deepEqual(time.bounds(110), [1_000_000, 1_000_010]);
-    assert.deepEqual(time.bounds(10_110), [1_009_990, 1_010_020]);
+    assert.deepEqual(time.bounds(110), [1_000_000, 1_000_011]);
+    assert.deepEqual(time.bounds(10_110), [1_009_990, 1_010_021]);
+    // Redis read 1 000 000.9 and answered 1 000 000 a fifth of a ms after the send; another
+    // node's refresh in Redis's next millisecond wrote a window ending at 1 000 001 + 100. Read
+    // a tenth of a ms later, that window is not "more than a window ahead" (not due).
+    time.learn(1_000_000, 100, 100.2);
+    const soon = time.bounds(100.3);
+    assert.ok(soon !== null && soon[1] >= 1_000_000.9 + 0.3, `upper bound ${soon?.[1]}`);
+    assert.equal(refreshDue(String(1_000_001 + 100), soon, 100), false);
     time.forget();
     assert.equal(time.bounds(110), null);
     // Due: clock unknown, no window, a window that may have ended, or one too far ahead.

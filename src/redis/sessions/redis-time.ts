@@ -1,10 +1,11 @@
 /**
  * This node's estimate of Redis's clock (`TIME`, in ms), for deciding without a script whether a
  * session's refresh window has passed. Learned from each refresh script, which answers Redis's
- * time: the script ran between the moment it was sent and the moment its answer came, so at a
- * later local time `t` Redis's clock reads between `now + (t - received)` and `now + (t - sent)`,
- * widened by 1 ms per second since (clock rate drift, NTP slewing). Forgotten when the connection
- * drops (Redis may be another host, with another clock).
+ * time in whole milliseconds, rounded down (session-scripts.ts `nowMs`): the script ran between
+ * the moment it was sent and the moment its answer came, and Redis's clock then read between
+ * `now` and `now + 1`, so at a later local time `t` it reads between `now + (t - received)` and
+ * `now + 1 + (t - sent)`, widened by 1 ms per second since (clock rate drift, NTP slewing).
+ * Forgotten when the connection drops (Redis may be another host, with another clock).
  */
 
 /** The interval Redis's clock is in, as seen from this node's monotonic clock. */
@@ -22,7 +23,9 @@ export class RedisTime {
   learn(redisNow: number, sent: number, received: number): void {
     if (!Number.isFinite(redisNow) || received < sent) return;
     this.low = redisNow - received;
-    this.high = redisNow - sent;
+    // The answer dropped the microseconds: Redis's clock may have read up to 1 ms more. Without
+    // it, a session another node refreshed in the next millisecond looks a window ahead.
+    this.high = redisNow + 1 - sent;
     this.learnedAt = received;
   }
 
