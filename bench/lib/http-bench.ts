@@ -39,7 +39,7 @@ import {
 } from "./load-generator.js";
 import { loadAverage, machineLine } from "./machine.js";
 import { roundOrder } from "./round-order.js";
-import { median } from "./stats.js";
+import { finiteMedian, median } from "./stats.js";
 
 /** What to run. */
 export interface HttpBenchOptions {
@@ -371,16 +371,12 @@ export function medianOf(row: RowResult | undefined, figure: "rps" | "p50" | "p9
  * ```
  */
 export function clientSleepsOf(row: RowResult | undefined): number {
-  const known = (row?.rounds ?? [])
-    .map((r) => r.clientSleeps)
-    .filter((n): n is number => n !== undefined && Number.isFinite(n));
-  return known.length === 0 ? Number.NaN : median(known);
+  return finiteMedian((row?.rounds ?? []).map((r) => r.clientSleeps));
 }
 
 /** Median of a row's CPU µs per request over rounds; NaN when none. */
 export function cpuOf(row: RowResult | undefined): number {
-  const finite = (row?.cpuUs ?? []).filter(Number.isFinite);
-  return finite.length === 0 ? Number.NaN : median(finite);
+  return finiteMedian(row?.cpuUs ?? []);
 }
 
 /**
@@ -396,10 +392,7 @@ export function cpuOf(row: RowResult | undefined): number {
  */
 export function busyShare(row: RowResult | undefined): number {
   if (row === undefined) return Number.NaN;
-  const shares = row.rounds
-    .map((r, i) => (r.rps * (row.cpuUs[i] ?? Number.NaN)) / 1_000_000)
-    .filter(Number.isFinite);
-  return shares.length === 0 ? Number.NaN : median(shares);
+  return finiteMedian(row.rounds.map((r, i) => (r.rps * (row.cpuUs[i] ?? Number.NaN)) / 1_000_000));
 }
 
 /**
@@ -417,10 +410,7 @@ export function ratio(
   figure: "rps" | "p99" = "rps",
 ): number {
   if (a === undefined || b === undefined) return Number.NaN;
-  const values = a.rounds
-    .map((r, i) => r[figure] / (b.rounds[i]?.[figure] ?? Number.NaN))
-    .filter(Number.isFinite);
-  return values.length === 0 ? Number.NaN : median(values);
+  return finiteMedian(a.rounds.map((r, i) => r[figure] / (b.rounds[i]?.[figure] ?? Number.NaN)));
 }
 
 /**
@@ -433,8 +423,7 @@ export function ratio(
  */
 export function cpuRatio(a: RowResult | undefined, b: RowResult | undefined): number {
   if (a === undefined || b === undefined) return Number.NaN;
-  const values = a.cpuUs.map((c, i) => c / (b.cpuUs[i] ?? Number.NaN)).filter(Number.isFinite);
-  return values.length === 0 ? Number.NaN : median(values);
+  return finiteMedian(a.cpuUs.map((c, i) => c / (b.cpuUs[i] ?? Number.NaN)));
 }
 
 /**

@@ -25,6 +25,21 @@ export function median(values: readonly number[]): number {
 }
 
 /**
+ * The median of the finite values of a list (undefined, NaN and infinities left out: a round that
+ * measured nothing), or NaN when none is.
+ *
+ * @example
+ * ```ts
+ * finiteMedian([0.5, Number.NaN, 0.7, undefined]); // 0.6
+ * finiteMedian([]); // NaN
+ * ```
+ */
+export function finiteMedian(values: readonly (number | undefined)[]): number {
+  const finite = values.filter((value): value is number => Number.isFinite(value));
+  return finite.length === 0 ? Number.NaN : median(finite);
+}
+
+/**
  * The nearest-rank percentile `p` (0–100] of a non-empty list.
  *
  * @example
