@@ -20,6 +20,7 @@ import {
   type ResponseTarget,
 } from "../transport.js";
 import { failResponse, JSON_LENGTH_AT, jsonHeaderList } from "../write-response.js";
+import { dropHeld, type HeldAnswer, holdAnswer, isHeld } from "./answer-batch.js";
 import {
   type ConnectionBounds,
   requestEnded,
@@ -47,8 +48,12 @@ type Listener = CloseListener | (() => void);
 /** A {@link NodeResponse}'s listeners once it closed. */
 const CLOSED = Object.freeze({ closed: true });
 
-/** A `ServerResponse` as a {@link ResponseTarget} and the {@link CloseSignal} of its request. */
-class NodeResponse implements ResponseTarget, CloseSignal {
+/**
+ * A `ServerResponse` as a {@link ResponseTarget} and the {@link CloseSignal} of its request. An
+ * answer's last write (`end` with a chunk: a whole answer, or a stream's last event) waits for the
+ * end of the event loop's I/O phase, with the other answers of that turn (answer-batch.ts).
+ */
+class NodeResponse implements ResponseTarget, CloseSignal, HeldAnswer {
   private readonly res: ServerResponse;
   /** The connection the server's bounds count this request on, or null (none: not listen()'s). */
   private readonly connection: TrackedConnection | null;
@@ -92,8 +97,9 @@ class NodeResponse implements ResponseTarget, CloseSignal {
     return this.res.headersSent;
   }
 
+  /** True from {@link end} on, while the answer waits in the batch too. */
   get ended(): boolean {
-    return this.res.writableEnded;
+    return this.res.writableEnded || isHeld(this);
   }
 
   get bufferedBytes(): number {
@@ -119,8 +125,23 @@ class NodeResponse implements ResponseTarget, CloseSignal {
   }
 
   end(chunk?: string): void {
-    if (chunk === undefined) this.res.end();
-    else this.res.end(chunk);
+    if (chunk === undefined) {
+      this.res.end();
+      return;
+    }
+    if (!holdAnswer(this, chunk)) this.release(chunk);
+  }
+
+  /** The batch's turn ended (answer-batch.ts): the held answer is written now. */
+  release(chunk: string): void {
+    // A client gone meanwhile closed the response: nothing to write.
+    if (this.res.destroyed) return;
+    try {
+      this.res.end(chunk);
+    } catch {
+      // As failResponse would after the headers: never a half-written answer.
+      this.res.destroy();
+    }
   }
 
   onDrain(listener: () => void): void {
@@ -132,6 +153,7 @@ class NodeResponse implements ResponseTarget, CloseSignal {
   }
 
   destroy(): void {
+    dropHeld(this);
     this.res.destroy();
   }
 
