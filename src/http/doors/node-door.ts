@@ -132,7 +132,10 @@ class NodeResponse implements ResponseTarget, CloseSignal, HeldAnswer {
     if (!holdAnswer(this, chunk)) this.release(chunk);
   }
 
-  /** The batch's turn ended (answer-batch.ts): the held answer is written now. */
+  /**
+   * Writes the answer's last chunk: called by the batch when its turn ends (answer-batch.ts), or
+   * by {@link end} for an answer too long to be held. Never throws: it runs from `setImmediate`.
+   */
   release(chunk: string): void {
     // A client gone meanwhile closed the response: nothing to write.
     if (this.res.destroyed) return;
