@@ -39,7 +39,7 @@ import {
 } from "./load-generator.js";
 import { loadAverage, machineLine } from "./machine.js";
 import { roundOrder } from "./round-order.js";
-import { finiteMedian, median } from "./stats.js";
+import { finiteMedian } from "./stats.js";
 
 /** What to run. */
 export interface HttpBenchOptions {
@@ -321,7 +321,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpBench
         row.rounds.push(r);
         row.cpuUs.push((cpuMs * 1_000) / r.requests);
         console.error(
-          `round ${round + 1}/${options.rounds} ${row.target.label} ${row.path.label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, ${fmt(row.cpuUs.at(-1) ?? Number.NaN)} µs CPU/req, client sleeps ${fmt(r.clientSleeps ?? Number.NaN, 2)}/req`,
+          `round ${round + 1}/${options.rounds} ${row.target.label} ${row.path.label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms (wrk-corrected ${fmt(r.wrkP99 ?? Number.NaN, 2)}), ${fmt(row.cpuUs.at(-1) ?? Number.NaN)} µs CPU/req, client sleeps ${fmt(r.clientSleeps ?? Number.NaN, 2)}/req`,
         );
       }
     }
@@ -354,11 +354,15 @@ export function rowOf(
   return result.rows.find((r) => r.target.key === target && r.path.key === path);
 }
 
-/** Median of a row's rounds for one figure; NaN when the row did not run. */
-export function medianOf(row: RowResult | undefined, figure: "rps" | "p50" | "p99"): number {
-  return row === undefined || row.rounds.length === 0
-    ? Number.NaN
-    : median(row.rounds.map((r) => r[figure]));
+/**
+ * Median of a row's rounds for one figure; NaN when the row did not run, or for `wrkP99` when the
+ * load generator was not wrk.
+ */
+export function medianOf(
+  row: RowResult | undefined,
+  figure: "rps" | "p50" | "p99" | "wrkP99",
+): number {
+  return finiteMedian((row?.rounds ?? []).map((r) => r[figure]));
 }
 
 /**
@@ -407,10 +411,12 @@ export function busyShare(row: RowResult | undefined): number {
 export function ratio(
   a: RowResult | undefined,
   b: RowResult | undefined,
-  figure: "rps" | "p99" = "rps",
+  figure: "rps" | "p99" | "wrkP99" = "rps",
 ): number {
   if (a === undefined || b === undefined) return Number.NaN;
-  return finiteMedian(a.rounds.map((r, i) => r[figure] / (b.rounds[i]?.[figure] ?? Number.NaN)));
+  return finiteMedian(
+    a.rounds.map((r, i) => (r[figure] ?? Number.NaN) / (b.rounds[i]?.[figure] ?? Number.NaN)),
+  );
 }
 
 /**
@@ -436,8 +442,8 @@ export function cpuRatio(a: RowResult | undefined, b: RowResult | undefined): nu
  */
 export function httpTable(result: HttpBenchResult): string {
   const lines = [
-    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | server CPU µs/req | server busy | client sleeps/req | req/s per round | answer |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    "| path | server (own process) | req/s (median) | × bare | p50 ms | p99 ms | p99 × bare | p99 ms, wrk-corrected | server CPU µs/req | server busy | client sleeps/req | req/s per round | answer |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
   ];
   for (const key of result.options.paths) {
     for (const row of result.rows.filter((r) => r.path.key === key)) {
@@ -445,7 +451,7 @@ export function httpTable(result: HttpBenchResult): string {
       const vsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare), 2);
       const p99VsBare = row.target.key === "bare" ? "1.00" : fmt(ratio(row, bare, "p99"), 2);
       lines.push(
-        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(cpuOf(row))} | ${fmt(busyShare(row) * 100)} % | ${fmt(clientSleepsOf(row), 2)} | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
+        `| ${row.path.label} | ${row.target.label} | ${fmt(medianOf(row, "rps"))} | ${vsBare} | ${fmt(medianOf(row, "p50"), 2)} | ${fmt(medianOf(row, "p99"), 2)} | ${p99VsBare} | ${fmt(medianOf(row, "wrkP99"), 2)} | ${fmt(cpuOf(row))} | ${fmt(busyShare(row) * 100)} % | ${fmt(clientSleepsOf(row), 2)} | ${row.rounds.map((r) => fmt(r.rps)).join(" / ")} | ${row.answer} |`,
       );
     }
   }
@@ -535,7 +541,7 @@ export function httpMethod(result: HttpBenchResult, command: string): string {
     (o.build ?? "dist") === "dist"
       ? "conduit-mcp runs its compiled build (`tsc -p tsconfig.build.json`, as the package ships), and every server runs under plain `node`, its bench script bundled with esbuild (no tsx loader in the measured process)"
       : "conduit-mcp runs its TypeScript sources through tsx";
-  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, each measured run right after ${o.warmup} s more of the same load, not measured (a server that idled while the others ran may have had its optimized code dropped by a full collection, docs/profile.md "Eighth round"); in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered (the Redis target's leaves out redis-server's own CPU). On loopback it also holds part of the client's side: the kernel runs the receive path of each answer on the sender's CPU, and wakes the load generator there when it was asleep; a slower server leaves the load generator asleep more often, so it pays for more wake-ups per answer. "Client sleeps/req" is how often that happened (wrk's voluntary context switches, \`getrusage(2)\`, per answered request), a wake-up each; on a VM one costs several µs (docs/profile.md, "Twelfth round"). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
+  return `Each server runs in its own process; ${build}; the load comes from ${result.generator.name} (${result.generator.description}), ${o.connections} keep-alive connections on loopback, every request with its own JSON-RPC id; ${pinning}. Pre-flight: 5 requests per row must answer HTTP 200 with the expected result (checked again after the load), else the run fails; any non-2xx answer, socket error or timeout under load fails it too. ${o.warmup} s warm-up per row, then ${o.rounds} rounds of ${o.duration} s per row, each measured run right after ${o.warmup} s more of the same load, not measured (a server that idled while the others ran may have had its optimized code dropped by a full collection, docs/profile.md "Eighth round"); in each round a path's rows run back to back (bare first, conduit-mcp next, the other servers after), backwards every other round, the paths in a rotating order; medians over rounds. "× bare" is the median over rounds of the row's req/s divided by bare \`node:http\`'s on the same path in the same round (p99 likewise). Latency is every request as ${result.generator.name === "wrk" ? "wrk" : "the load generator"} timed it, each counted once; "p99 ms, wrk-corrected" is wrk's own p99, after its coordinated-omission correction adds, for each request slower than twice the run's mean interval per connection, a synthetic sample at every such interval below it. In a closed-loop run that correction mostly multiplies the first request of each of the ${o.connections} connections opened when the measured run starts: node (libuv 1.45 and later) accepts one connection per event-loop turn while it serves the first ones, so the last waits tens of ms, and that wait, counted many times over, can set wrk's p99 (bench/lib/wrk-latency.ts, docs/profile.md "Fourteenth round"). Server CPU per request: the server process's user + system time (\`/proc/<pid>/stat\`, all its threads) over a round divided by the requests it answered (the Redis target's leaves out redis-server's own CPU). On loopback it also holds part of the client's side: the kernel runs the receive path of each answer on the sender's CPU, and wakes the load generator there when it was asleep; a slower server leaves the load generator asleep more often, so it pays for more wake-ups per answer. "Client sleeps/req" is how often that happened (wrk's voluntary context switches, \`getrusage(2)\`, per answered request), a wake-up each; on a VM one costs several µs (docs/profile.md, "Twelfth round"). Server busy: req/s × CPU per request, the share of its one CPU the server used (median over rounds); a server well below 100 % was not the bottleneck, so its req/s ratios understate the difference in work and the targets then lean on CPU per request.
 
 - Command: \`${command}\` (${result.seconds} s)
 - Date: ${result.date}; machine: ${machineLine()}

@@ -3,7 +3,8 @@
  * generator; Debian/Ubuntu package `wrk`), pinned with `taskset` to a core of its own while each
  * server runs pinned to another, so the figures measure the servers and not the load generator.
  * A Lua script gives every request its own JSON-RPC id (two in-flight calls never share one, as
- * with real clients) and prints the run's figures as one JSON line.
+ * with real clients) and prints the run's figures as one JSON line, then wrk's latency histogram,
+ * from which the percentiles are taken with each request counted once (bench/lib/wrk-latency.ts).
  *
  * When `wrk` is missing, autocannon (in this Node process) stands in, with a printed notice that
  * it is a fallback: it needs about as much CPU as a fast server, so on a 2-core machine it caps
@@ -23,13 +24,25 @@ import { join } from "node:path";
 
 import autocannon from "autocannon";
 
+import { asTimed, type LatencyBuckets, percentileUs } from "./wrk-latency.js";
+
 /** One load run's figures. */
 export interface LoadResult {
   /** Requests answered per second over the run. */
   readonly rps: number;
-  /** Latency percentiles, ms. */
+  /**
+   * Latency percentiles, ms, of the requests as the load generator timed them, each once: for
+   * wrk, its histogram with its coordinated-omission correction undone (bench/lib/wrk-latency.ts
+   * says why); autocannon makes no such correction.
+   */
   readonly p50: number;
   readonly p99: number;
+  /**
+   * wrk's own p99, ms, with its coordinated-omission correction (what `wrk --latency` prints);
+   * undefined for autocannon. It also counts each new connection's wait to be accepted, many
+   * times over: reported beside {@link p99}, not instead of it.
+   */
+  readonly wrkP99?: number;
   /** Requests answered in the run. */
   readonly requests: number;
   /**
@@ -149,7 +162,7 @@ function luaString(text: string): string {
 
 /**
  * The wrk script: `request` builds each POST with the next id (a per-thread counter starting at
- * `first`), `done` prints one JSON line. No `response` callback: wrk then skips parsing bodies and
+ * `first`), `done` prints one JSON line and one line of wrk's latency histogram. No `response` callback: wrk then skips parsing bodies and
  * stays cheap; the benchmark checks answers in its pre-flight before and after the load, and wrk
  * still counts every non-2xx/3xx status. `done` also reads wrk's own voluntary context switches
  * with `getrusage(2)` through LuaJIT's FFI (x86-64 and arm64 Linux share `struct rusage`'s
@@ -185,6 +198,31 @@ local function sleeps()
   if ok then return result end
   return -1
 end
+-- wrk's latency histogram after its coordinated-omission correction, as "µs:count" pairs
+-- (bench/lib/wrk-latency.ts undoes the correction). Read through LuaJIT's FFI from the stats
+-- struct the \`latency\` userdata points to (src/stats.h: count, limit, min, max, then one
+-- count per µs), because the script API's \`latency(i)\` rescans the histogram from its start on
+-- every call. nil unless what it read agrees with wrk's own min, max and count.
+local function histogram(latency)
+  local ok, result = pcall(function()
+    local ffi = require("ffi")
+    local s = ffi.cast("uint64_t**", ffi.cast("void*", latency))[0]
+    local count, low, high = tonumber(s[0]), tonumber(s[2]), tonumber(s[3])
+    if low ~= latency.min or high ~= latency.max then return nil end
+    local out, sum = {}, 0
+    for us = low, high do
+      local n = tonumber(s[4 + us])
+      if n > 0 then
+        sum = sum + n
+        out[#out + 1] = us .. ":" .. n
+      end
+    end
+    if sum ~= count then return nil end
+    return table.concat(out, " ")
+  end)
+  if ok then return result end
+  return nil
+end
 local headers = {
 ${headers}
 }
@@ -203,6 +241,8 @@ done = function(summary, latency, requests)
     'WRK_RESULT {"requests":%.0f,"durationUs":%.0f,"status":%.0f,"connect":%.0f,"read":%.0f,"write":%.0f,"timeout":%.0f,"p50Us":%.0f,"p99Us":%.0f,"sleeps":%.0f}\\n',
     summary.requests, summary.duration, e.status, e.connect, e.read, e.write, e.timeout,
     latency:percentile(50), latency:percentile(99), sleeps()))
+  local buckets = histogram(latency)
+  if buckets ~= nil then io.write("WRK_HISTOGRAM " .. buckets .. "\\n") end
 end
 `;
 }
@@ -219,6 +259,31 @@ interface WrkResult {
   p99Us: number;
   /** wrk's voluntary context switches over its run; -1 when unknown. */
   sleeps: number;
+}
+
+/**
+ * The `WRK_HISTOGRAM` line of wrk's output as `[µs, count]` pairs.
+ *
+ * @throws Error when the script printed none (its read of wrk's histogram did not agree with
+ *   wrk's own figures) or a pair is not two integers.
+ */
+function histogramOf(stdout: string): LatencyBuckets {
+  const line = stdout.split("\n").find((l) => l.startsWith("WRK_HISTOGRAM"));
+  if (line === undefined) {
+    throw new Error("wrk's script could not read its latency histogram (wrk's src/stats.h layout)");
+  }
+  return line
+    .slice("WRK_HISTOGRAM".length)
+    .trim()
+    .split(" ")
+    .filter((pair) => pair !== "")
+    .map((pair) => {
+      const [us, count] = pair.split(":").map(Number);
+      if (!Number.isSafeInteger(us) || !Number.isSafeInteger(count)) {
+        throw new Error(`wrk's histogram has a pair that is not two integers: ${pair}`);
+      }
+      return [us as number, count as number] as const;
+    });
 }
 
 let nextId = 1_000;
@@ -253,7 +318,8 @@ function wrkGenerator(version: string): LoadGenerator {
         execFile(
           command as string,
           args as string[],
-          { timeout: (spec.seconds + 30) * 1_000 },
+          // The histogram line holds one pair per µs value seen: room for a run's worst tail.
+          { timeout: (spec.seconds + 30) * 1_000, maxBuffer: 64 * 1024 * 1024 },
           (error, stdout, stderr) => {
             rmSync(script, { force: true });
             if (error !== null) {
@@ -268,6 +334,18 @@ function wrkGenerator(version: string): LoadGenerator {
               return;
             }
             const r = JSON.parse(line.slice("WRK_RESULT ".length)) as WrkResult;
+            let timed: LatencyBuckets;
+            try {
+              timed = asTimed({
+                buckets: histogramOf(stdout),
+                durationUs: r.durationUs,
+                requests: r.requests,
+                connections: spec.connections,
+              });
+            } catch (cause) {
+              reject(new Error(`${spec.label ?? spec.url}: ${(cause as Error).message}`));
+              return;
+            }
             const sockets = r.connect + r.read + r.write;
             if (r.status > 0 || sockets > 0 || r.timeout > 0) {
               reject(
@@ -279,8 +357,9 @@ function wrkGenerator(version: string): LoadGenerator {
             }
             resolve({
               rps: r.requests / (r.durationUs / 1e6),
-              p50: r.p50Us / 1_000,
-              p99: r.p99Us / 1_000,
+              p50: percentileUs(timed, 50) / 1_000,
+              p99: percentileUs(timed, 99) / 1_000,
+              wrkP99: r.p99Us / 1_000,
               requests: r.requests,
               ...(r.sleeps >= 0 && r.requests > 0 ? { clientSleeps: r.sleeps / r.requests } : {}),
             });
