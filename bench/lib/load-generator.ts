@@ -162,9 +162,9 @@ function luaString(text: string): string {
 
 /**
  * The wrk script: `request` builds each POST with the next id (a per-thread counter starting at
- * `first`), `done` prints one JSON line and one line of wrk's latency histogram. No `response` callback: wrk then skips parsing bodies and
- * stays cheap; the benchmark checks answers in its pre-flight before and after the load, and wrk
- * still counts every non-2xx/3xx status. `done` also reads wrk's own voluntary context switches
+ * `first`), `done` prints one JSON line and one line of wrk's latency histogram. No `response`
+ * callback: wrk then skips parsing bodies and stays cheap; the benchmark checks answers in its
+ * pre-flight before and after the load, and wrk still counts every non-2xx/3xx status. `done` also reads wrk's own voluntary context switches
  * with `getrusage(2)` through LuaJIT's FFI (x86-64 and arm64 Linux share `struct rusage`'s
  * layout); -1 when that fails.
  */
@@ -334,6 +334,15 @@ function wrkGenerator(version: string): LoadGenerator {
               return;
             }
             const r = JSON.parse(line.slice("WRK_RESULT ".length)) as WrkResult;
+            const sockets = r.connect + r.read + r.write;
+            if (r.status > 0 || sockets > 0 || r.timeout > 0) {
+              reject(
+                new Error(
+                  `${spec.label ?? spec.url}: ${r.status} non-2xx/3xx answers, ${r.timeout} wrk timeouts at 10 s, socket errors connect ${r.connect} / read ${r.read} / write ${r.write} under load`,
+                ),
+              );
+              return;
+            }
             let timed: LatencyBuckets;
             try {
               timed = asTimed({
@@ -344,15 +353,6 @@ function wrkGenerator(version: string): LoadGenerator {
               });
             } catch (cause) {
               reject(new Error(`${spec.label ?? spec.url}: ${(cause as Error).message}`));
-              return;
-            }
-            const sockets = r.connect + r.read + r.write;
-            if (r.status > 0 || sockets > 0 || r.timeout > 0) {
-              reject(
-                new Error(
-                  `${spec.label ?? spec.url}: ${r.status} non-2xx/3xx answers, ${r.timeout} wrk timeouts at 10 s, socket errors connect ${r.connect} / read ${r.read} / write ${r.write} under load`,
-                ),
-              );
               return;
             }
             resolve({

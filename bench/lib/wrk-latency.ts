@@ -9,10 +9,11 @@
  * `expected`, minus `2 × expected`, … down to `expected`. A closed-loop benchmark opens its
  * connections when each measured run starts, and node (libuv 1.45 and later: Node 20 bundles
  * 1.46) accepts one connection per event-loop turn while it already serves the first ones, so
- * the last of 50 new connections waits 30-170 ms for its first answer. The correction turns those
- * 50 requests into 1,000-3,000 synthetic ones, 1-2.5 % of a 5 s run: wrk's p99 then measures how
- * long the start took, and a faster server, with a shorter `expected`, is charged more samples
- * per slow request (docs/profile.md, "Fourteenth round"). Here each request counts once.
+ * the last of 50 new connections waits 30-170 ms for its first answer. The correction turned
+ * runs of 85,000-122,000 requests into up to 4 % more samples, most from those 50 requests: wrk's
+ * p99 then measures how long the start took, and a faster server, with a shorter `expected`, is
+ * charged more samples per slow request (docs/profile.md, "Fourteenth round"). Here each request
+ * counts once.
  *
  * The histogram is read in wrk's script (bench/lib/load-generator.ts) as `[µs, count]` pairs, and
  * undone exactly: the counts left sum to the run's requests, which {@link asTimed} checks.
