@@ -205,7 +205,10 @@ export function doorSuite(name: string, start: () => Promise<Door>): void {
       if (target.kind === "http") {
         return target.records === undefined ? (records.get(id) ?? null) : target.records(id);
       }
-      const lines = (await readFile(target.log, "utf8").catch(() => "")).split("\n");
+      const text = await readFile(target.log, "utf8").catch(() => "");
+      // Whole lines only: the server process appends to the file while this reads it, so what
+      // was read can end inside the line being written.
+      const lines = text.slice(0, text.lastIndexOf("\n") + 1).split("\n");
       let last: WaitRecord | null = null;
       for (const line of lines) {
         if (line === "") continue;
