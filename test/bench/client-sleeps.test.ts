@@ -5,8 +5,6 @@
  * loopback each sleep is a wake-up the server's CPU pays for (docs/profile.md, "Twelfth round").
  */
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 
 import { BENCH_PATHS } from "../../bench/lib/bench-paths.js";
@@ -18,11 +16,7 @@ import {
   type RowResult,
 } from "../../bench/lib/http-bench.js";
 import { loadGenerator } from "../../bench/lib/load-generator.js";
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-}
+import { loadAgainst } from "./load-against.js";
 
 test("wrk says it slept about once per answer when every answer comes after a timer", async (t) => {
   // wrk when it is on the PATH, else the autocannon fallback, which reports no sleeps.
@@ -32,32 +26,19 @@ test("wrk says it slept about once per answer when every answer comes after a ti
     return;
   }
   // One connection, each answer 3 ms after its request: wrk has nothing to do but wait for it.
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
+  const result = await loadAgainst(
+    (_req, res) => {
       setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end("{}"), 3);
-    });
-  });
-  const url = await listen(server);
-  try {
-    const result = await generator.run({
-      url,
-      headers: { "content-type": "application/json" },
-      body: (id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`,
-      seconds: 1,
-      connections: 1,
-      label: "timer server",
-    });
-    assert.ok(result.requests >= 50, `only ${result.requests} requests in 1 s`);
-    assert.ok(result.clientSleeps !== undefined, "wrk's script printed no sleep count");
-    // At least one sleep per request; a few more from starting and stopping its threads.
-    assert.ok(
-      result.clientSleeps >= 0.9 && result.clientSleeps <= 2,
-      `${result.clientSleeps} sleeps per request`,
-    );
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+    },
+    { seconds: 1, connections: 1, label: "timer server" },
+  );
+  assert.ok(result.requests >= 50, `only ${result.requests} requests in 1 s`);
+  assert.ok(result.clientSleeps !== undefined, "wrk's script printed no sleep count");
+  // At least one sleep per request; a few more from starting and stopping its threads.
+  assert.ok(
+    result.clientSleeps >= 0.9 && result.clientSleeps <= 2,
+    `${result.clientSleeps} sleeps per request`,
+  );
 });
 
 test("a row states the median of its rounds' sleeps per answer, n/a when the generator does not say", () => {

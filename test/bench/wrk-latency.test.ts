@@ -4,8 +4,7 @@
  * coordinated-omission correction (`stats_correct`, wrk's src/stats.c) undone exactly.
  */
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { test } from "node:test";
 
 import { loadGenerator } from "../../bench/lib/load-generator.js";
@@ -15,6 +14,7 @@ import {
   percentileUs,
   wrkCorrectionInterval,
 } from "../../bench/lib/wrk-latency.js";
+import { loadAgainst } from "./load-against.js";
 
 /** wrk's correction as src/stats.c applies it to a histogram indexed by µs. */
 function wrkCorrect(counts: Map<number, number>, expected: number): LatencyBuckets {
@@ -98,11 +98,6 @@ test("a histogram that no run of its requests could give is refused", () => {
   );
 });
 
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-}
-
 test("through wrk: slow first requests set wrk's corrected p99, not the p99 of the requests", async (t) => {
   const generator = loadGenerator();
   if (generator.name !== "wrk") {
@@ -112,35 +107,21 @@ test("through wrk: slow first requests set wrk's corrected p99, not the p99 of t
   // The first request on each connection is answered after 150 ms, every later one at once: the
   // shape of a measured run whose connections are accepted late.
   const answered = new WeakSet<Socket>();
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
+  const result = await loadAgainst(
+    (req, res) => {
       const answer = () => res.writeHead(200, { "content-type": "application/json" }).end("{}");
       if (answered.has(req.socket)) answer();
       else {
         answered.add(req.socket);
         setTimeout(answer, 150);
       }
-    });
-  });
-  const url = await listen(server);
-  try {
-    const result = await generator.run({
-      url,
-      headers: { "content-type": "application/json" },
-      body: (id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`,
-      seconds: 2,
-      connections: 10,
-      label: "slow-first server",
-    });
-    assert.ok(result.requests >= 1_000, `only ${result.requests} requests in 2 s`);
-    assert.ok(result.wrkP99 !== undefined, "wrk's own p99 is reported beside");
-    // 10 requests of 150 ms among thousands: not the p99 once each counts once ...
-    assert.ok(result.p99 < 20, `p99 as timed ${result.p99} ms`);
-    // ... while wrk's correction counts each of them hundreds of times.
-    assert.ok(result.wrkP99 > 50, `wrk's corrected p99 ${result.wrkP99} ms`);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+    },
+    { seconds: 2, connections: 10, label: "slow-first server" },
+  );
+  assert.ok(result.requests >= 1_000, `only ${result.requests} requests in 2 s`);
+  assert.ok(result.wrkP99 !== undefined, "wrk's own p99 is reported beside");
+  // 10 requests of 150 ms among thousands: not the p99 once each counts once ...
+  assert.ok(result.p99 < 20, `p99 as timed ${result.p99} ms`);
+  // ... while wrk's correction counts each of them hundreds of times.
+  assert.ok(result.wrkP99 > 50, `wrk's corrected p99 ${result.wrkP99} ms`);
 });
